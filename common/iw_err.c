@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iw_err.c - names and texts for the error plan of <iwarp/iw_err.h>.
+ * One table; a test checks that every code has an entry.
+ */
+#include <iwarp/iw_err.h>
+
+#include <stddef.h>
+
+#include "iw_bytes.h"
+
+struct iw_err_desc {
+	int code;
+	const char *name;
+	const char *text;
+};
+
+#define E(c, t)                                                                                    \
+	{                                                                                          \
+		c, #c, t                                                                           \
+	}
+static const struct iw_err_desc iw_err_table[] = {
+	E(IW_OK, "success"),
+	E(IW_ENOMEM, "out of memory"),
+	E(IW_EINVAL, "invalid argument"),
+	E(IW_EAGAIN, "more data needed"),
+	E(IW_ENOSPC, "buffer too small"),
+	E(IW_ERANGE, "value out of range"),
+	E(IW_ESTATE, "operation not valid in the current state"),
+	E(IW_ETIMEDOUT, "timed out"),
+	E(IW_ENOTSUP, "not supported"),
+	E(IW_EMPA_KEY, "MPA startup frame has a wrong key"),
+	E(IW_EMPA_REV, "MPA revision not supported"),
+	E(IW_EMPA_PDLEN, "MPA private data length invalid"),
+	E(IW_EMPA_FRAME, "MPA startup frame improperly formatted"),
+	E(IW_EMPA_UNEXPECTED, "MPA peer sent data it may not send yet"),
+	E(IW_EMPA_REJECTED, "MPA connection rejected by the peer"),
+	E(IW_EMPA_TIMEOUT, "MPA startup timed out"),
+	E(IW_EMPA_TRUNCATED, "MPA stream closed inside a frame"),
+	E(IW_EMPA_CRC, "MPA CRC mismatch"),
+	E(IW_EMPA_MARKER, "MPA Marker and ULPDU_Length disagree"),
+	E(IW_EMPA_LEN, "MPA ULPDU_Length too large"),
+	E(IW_EMPA_IRD, "MPA insufficient IRD resources"),
+	E(IW_EMPA_RTR, "MPA no matching RTR option"),
+	E(IW_EMPA_LOCAL, "MPA local catastrophic error"),
+	E(IW_EMPA_CLOSED, "MPA connection closed or lost"),
+};
+#undef E
+
+static const struct iw_err_desc *iw_err_find(int err)
+{
+	for (size_t i = 0; i < IW_ARRAY_SIZE(iw_err_table); i++)
+		if (iw_err_table[i].code == err)
+			return &iw_err_table[i];
+	return NULL;
+}
+
+const char *iw_strerror(int err)
+{
+	const struct iw_err_desc *d = iw_err_find(err);
+	return d ? d->text : "unknown error";
+}
+
+const char *iw_errname(int err)
+{
+	const struct iw_err_desc *d = iw_err_find(err);
+	return d ? d->name : "IW_E?";
+}

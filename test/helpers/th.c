@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* th.c - shared test helpers (see th.h). */
+#include "th.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+long th_hex_decode(const char *hex, uint8_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	while (hex[0] && hex[1]) {
+		int hi = hexval(hex[0]), lo = hexval(hex[1]);
+		if (hi < 0 || lo < 0 || n >= cap)
+			return -1;
+		out[n++] = (uint8_t)(hi << 4 | lo);
+		hex += 2;
+	}
+	return hex[0] ? -1 : (long)n;
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+uint64_t th_seed_from_env(void)
+{
+	static uint64_t seed;
+	static int have;
+
+	if (!have) {
+		const char *e = getenv("IW_TEST_SEED");
+		seed = e ? strtoull(e, NULL, 0) : (uint64_t)time(NULL) ^ (uint64_t)clock();
+		have = 1;
+		fprintf(stderr, "IW_TEST_SEED=%" PRIu64 "\n", seed);
+	}
+	return seed;
+}
+
+void th_rng_init(struct th_rng *r, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+uint64_t th_rng_next(struct th_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return res;
+}
+
+uint64_t th_rng_range(struct th_rng *r, uint64_t lo, uint64_t hi)
+{
+	uint64_t span = hi - lo + 1;
+	return span == 0 ? th_rng_next(r) : lo + th_rng_next(r) % span;
+}
+
+void th_rng_fill(struct th_rng *r, void *buf, size_t n)
+{
+	uint8_t *p = buf;
+	while (n) {
+		uint64_t v = th_rng_next(r);
+		for (int i = 0; i < 8 && n; i++, n--)
+			*p++ = (uint8_t)(v >> (8 * i));
+	}
+}
+
+int th_run_suite(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# tools/setup.sh - install every Debian package the project needs and configure
+# the build.  Idempotent and non-interactive; safe to run again at any time.
+#
+# usage: tools/setup.sh [--no-configure] [BUILD_DIR [MESON_OPTION...]]
+#   BUILD_DIR defaults to "build"; extra arguments go to `meson setup`.
+#   Environment: IWARP_SKIP_APT=1 skips the package step (offline machines).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here"
+
+configure=1
+if [[ ${1:-} == --no-configure ]]; then
+    configure=0
+    shift
+fi
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+    sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+fi
+builddir=${1:-build}
+shift || true
+
+# Build tools, the Check test framework, ISA-L (fast CRC32c), Wireshark's tshark
+# (independent decoder for the interop tests), clang + its runtimes (libFuzzer).
+packages=(
+    gcc make pkg-config meson ninja-build python3
+    check libsubunit-dev
+    libisal-dev
+    tshark
+    clang libclang-rt-14-dev clang-format
+    git ca-certificates
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [[ ${IWARP_SKIP_APT:-0} != 1 && ${#missing[@]} -gt 0 ]]; then
+    if [[ $(id -u) -ne 0 ]]; then
+        sudo=sudo
+    else
+        sudo=
+    fi
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    # tshark asks whether non-root users may capture; answer for it.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" |
+        $sudo debconf-set-selections 2>/dev/null || true
+    $sudo apt-get -o DPkg::Lock::Timeout=300 update -q
+    $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "${missing[@]}"
+else
+    echo "setup: all packages present"
+fi
+
+if [[ $configure == 1 ]]; then
+    if [[ -f $builddir/build.ninja ]]; then
+        meson setup --reconfigure "$builddir" "$@" >/dev/null
+    else
+        meson setup "$builddir" "$@" >/dev/null
+    fi
+    echo "setup: build configured in $builddir (meson compile -C $builddir)"
+fi
