@@ -27,7 +27,7 @@ shift || true
 # Build tools, the Check test framework, ISA-L (fast CRC32c), Wireshark's tshark
 # (independent decoder for the interop tests), clang + its runtimes (libFuzzer).
 packages=(
-    gcc make pkg-config meson ninja-build python3
+    gcc libc6-dev make pkg-config meson ninja-build python3
     check libsubunit-dev
     libisal-dev
     tshark
