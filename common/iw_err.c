@@ -4,6 +4,7 @@
  * One table; a test checks that every code has an entry.
  */
 #include <iwarp/iw_err.h>
+#include <iwarp/rdmap.h>
 
 #include <stddef.h>
 
@@ -44,6 +45,36 @@ static const struct iw_err_desc iw_err_table[] = {
 	E(IW_EMPA_RTR, "MPA no matching RTR option"),
 	E(IW_EMPA_LOCAL, "MPA local catastrophic error"),
 	E(IW_EMPA_CLOSED, "MPA connection closed or lost"),
+	E(IW_EDDP_LOCAL, "DDP local catastrophic error"),
+	E(IW_EDDP_T_INVALID_STAG, "DDP tagged: invalid STag"),
+	E(IW_EDDP_T_BOUNDS, "DDP tagged: base or bounds violation"),
+	E(IW_EDDP_T_STREAM, "DDP tagged: STag not associated with the stream"),
+	E(IW_EDDP_T_TO_WRAP, "DDP tagged: tagged offset wraps"),
+	E(IW_EDDP_T_VERSION, "DDP tagged: invalid DDP version"),
+	E(IW_EDDP_U_QN, "DDP untagged: invalid queue number"),
+	E(IW_EDDP_U_NO_BUFFER, "DDP untagged: no buffer available"),
+	E(IW_EDDP_U_MSN_RANGE, "DDP untagged: MSN out of range"),
+	E(IW_EDDP_U_MO, "DDP untagged: invalid message offset"),
+	E(IW_EDDP_U_TOO_LONG, "DDP untagged: message too long for the buffer"),
+	E(IW_EDDP_U_VERSION, "DDP untagged: invalid DDP version"),
+	E(IW_EDDP_SHORT, "DDP segment shorter than its header"),
+	E(IW_EDDP_STAG_TABLE_FULL, "STag table full"),
+	E(IW_EDDP_STAG_UNKNOWN, "STag not registered"),
+	E(IW_ERDMAP_LOCAL, "RDMAP local catastrophic error"),
+	E(IW_ERDMAP_INVALID_STAG, "RDMAP: invalid STag"),
+	E(IW_ERDMAP_BOUNDS, "RDMAP: base or bounds violation"),
+	E(IW_ERDMAP_ACCESS, "RDMAP: access rights violation"),
+	E(IW_ERDMAP_STREAM, "RDMAP: STag not associated with the stream"),
+	E(IW_ERDMAP_TO_WRAP, "RDMAP: tagged offset wraps"),
+	E(IW_ERDMAP_PROT_UNSPEC, "RDMAP: unspecified protection error"),
+	E(IW_ERDMAP_VERSION, "RDMAP: invalid RDMAP version"),
+	E(IW_ERDMAP_OPCODE, "RDMAP: unexpected opcode"),
+	E(IW_ERDMAP_CATASTROPHIC_STREAM, "RDMAP: catastrophic error, localised to the stream"),
+	E(IW_ERDMAP_CATASTROPHIC_GLOBAL, "RDMAP: catastrophic error, global"),
+	E(IW_ERDMAP_CANT_INVALIDATE, "RDMAP: STag cannot be invalidated"),
+	E(IW_ERDMAP_OP_UNSPEC, "RDMAP: unspecified operation error"),
+	E(IW_ERDMAP_TERMINATED, "RDMAP: the peer terminated the stream"),
+	E(IW_ERDMAP_FLUSHED, "RDMAP: work request flushed"),
 };
 #undef E
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <iwarp/iw_err.h>
+#include <iwarp/rdmap.h>
 
 #include "iw_alloc.h"
 #include "iw_bytes.h"
@@ -419,6 +420,36 @@ static const struct {
 	{IW_EMPA_RTR, "IW_EMPA_RTR"},
 	{IW_EMPA_LOCAL, "IW_EMPA_LOCAL"},
 	{IW_EMPA_CLOSED, "IW_EMPA_CLOSED"},
+	{IW_EDDP_LOCAL, "IW_EDDP_LOCAL"},
+	{IW_EDDP_T_INVALID_STAG, "IW_EDDP_T_INVALID_STAG"},
+	{IW_EDDP_T_BOUNDS, "IW_EDDP_T_BOUNDS"},
+	{IW_EDDP_T_STREAM, "IW_EDDP_T_STREAM"},
+	{IW_EDDP_T_TO_WRAP, "IW_EDDP_T_TO_WRAP"},
+	{IW_EDDP_T_VERSION, "IW_EDDP_T_VERSION"},
+	{IW_EDDP_U_QN, "IW_EDDP_U_QN"},
+	{IW_EDDP_U_NO_BUFFER, "IW_EDDP_U_NO_BUFFER"},
+	{IW_EDDP_U_MSN_RANGE, "IW_EDDP_U_MSN_RANGE"},
+	{IW_EDDP_U_MO, "IW_EDDP_U_MO"},
+	{IW_EDDP_U_TOO_LONG, "IW_EDDP_U_TOO_LONG"},
+	{IW_EDDP_U_VERSION, "IW_EDDP_U_VERSION"},
+	{IW_EDDP_SHORT, "IW_EDDP_SHORT"},
+	{IW_EDDP_STAG_TABLE_FULL, "IW_EDDP_STAG_TABLE_FULL"},
+	{IW_EDDP_STAG_UNKNOWN, "IW_EDDP_STAG_UNKNOWN"},
+	{IW_ERDMAP_LOCAL, "IW_ERDMAP_LOCAL"},
+	{IW_ERDMAP_INVALID_STAG, "IW_ERDMAP_INVALID_STAG"},
+	{IW_ERDMAP_BOUNDS, "IW_ERDMAP_BOUNDS"},
+	{IW_ERDMAP_ACCESS, "IW_ERDMAP_ACCESS"},
+	{IW_ERDMAP_STREAM, "IW_ERDMAP_STREAM"},
+	{IW_ERDMAP_TO_WRAP, "IW_ERDMAP_TO_WRAP"},
+	{IW_ERDMAP_PROT_UNSPEC, "IW_ERDMAP_PROT_UNSPEC"},
+	{IW_ERDMAP_VERSION, "IW_ERDMAP_VERSION"},
+	{IW_ERDMAP_OPCODE, "IW_ERDMAP_OPCODE"},
+	{IW_ERDMAP_CATASTROPHIC_STREAM, "IW_ERDMAP_CATASTROPHIC_STREAM"},
+	{IW_ERDMAP_CATASTROPHIC_GLOBAL, "IW_ERDMAP_CATASTROPHIC_GLOBAL"},
+	{IW_ERDMAP_CANT_INVALIDATE, "IW_ERDMAP_CANT_INVALIDATE"},
+	{IW_ERDMAP_OP_UNSPEC, "IW_ERDMAP_OP_UNSPEC"},
+	{IW_ERDMAP_TERMINATED, "IW_ERDMAP_TERMINATED"},
+	{IW_ERDMAP_FLUSHED, "IW_ERDMAP_FLUSHED"},
 };
 
 START_TEST(err_every_code_has_a_text_and_its_own_name)
@@ -448,6 +479,12 @@ START_TEST(err_codes_sit_in_their_layer_ranges)
 		if (strncmp(err_codes[i].name, "IW_EMPA_", 8) == 0) {
 			ck_assert_int_le(c, -100);
 			ck_assert_int_ge(c, -199);
+		} else if (strncmp(err_codes[i].name, "IW_EDDP_", 8) == 0) {
+			ck_assert_int_le(c, -200);
+			ck_assert_int_ge(c, -299);
+		} else if (strncmp(err_codes[i].name, "IW_ERDMAP_", 10) == 0) {
+			ck_assert_int_le(c, -300);
+			ck_assert_int_ge(c, -399);
 		} else {
 			ck_assert_int_le(c, 0);
 			ck_assert_int_ge(c, -99);
@@ -458,7 +495,8 @@ END_TEST
 
 START_TEST(err_unknown_codes_say_so)
 {
-	static const int bogus[] = {1, 42, -9, -99, -109, -117, -199, -200, -600, INT32_MIN};
+	static const int bogus[] = {1,	  42,	-9,   -99,  -109, -117,	    -199,
+				    -213, -299, -307, -399, -600, INT32_MIN};
 
 	for (size_t i = 0; i < IW_ARRAY_SIZE(bogus); i++) {
 		ck_assert_str_eq(iw_strerror(bogus[i]), "unknown error");

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ddp.h - Direct Data Placement over reliable transports (RFC 5041).
+ * Sans-I/O: headers, segmentation, the STag table and the receive-side checks
+ * that decide *where* a segment's payload goes before the payload arrives.
+ *
+ *   headers       ddp_hdr_*        tagged (14 octets) and untagged (18 octets)
+ *   segmentation  ddp_seg_*        one message -> segments of at most MULPDU
+ *   STag table    ddp_stag_*       24-bit index + 8-bit key, PD, access, bounds
+ *   placement     ddp_tagged_check / ddp_untagged_check
+ *   errors        ddp_err_term     IW_EDDP_* -> Terminate (layer 1, type, code)
+ *
+ * DDP treats RsvdULP as opaque: RDMAP (rdmap.h) puts its control octet in
+ * rsvdulp and, for untagged messages, the Invalidate STag in rsvdulp2.
+ */
+#ifndef IWARP_DDP_H
+#define IWARP_DDP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <iwarp/iw_err.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Wire constants (RFC 5041 §4)                                             */
+/* ---------------------------------------------------------------------- */
+
+#define DDP_TAGGED_HDR_LEN   14
+#define DDP_UNTAGGED_HDR_LEN 18
+#define DDP_HDR_MAX_LEN	     DDP_UNTAGGED_HDR_LEN
+#define DDP_VERSION	     1
+
+#define DDP_CTRL_T	     0x80 /* tagged */
+#define DDP_CTRL_L	     0x40 /* last segment of the message */
+#define DDP_CTRL_RSVD	     0x3C /* send 0, do not check */
+#define DDP_CTRL_DV	     0x03 /* DDP version */
+
+/* Untagged queue numbers used by RDMAP (RFC 5040 §5). */
+enum ddp_qn {
+	DDP_QN_SEND = 0,      /* Send variants */
+	DDP_QN_READ_REQ = 1,  /* RDMA Read Requests */
+	DDP_QN_TERMINATE = 2, /* Terminate */
+	DDP_QN_COUNT = 3,
+};
+
+/* MSN of the first message on every queue (RFC 5041 §4.3); it then wraps mod 2^32. */
+#define DDP_MSN_FIRST 1u
+
+/* ---------------------------------------------------------------------- */
+/* Errors (RFC 5041 §7.2; Terminate Layer 1)                                */
+/* ---------------------------------------------------------------------- */
+
+enum ddp_err {
+	IW_EDDP_LOCAL = -200,	       /* 0x0/0x00 local catastrophic */
+	IW_EDDP_T_INVALID_STAG = -201, /* 0x1/0x00 */
+	IW_EDDP_T_BOUNDS = -202,       /* 0x1/0x01 base or bounds violation */
+	IW_EDDP_T_STREAM = -203,       /* 0x1/0x02 STag not associated with the stream */
+	IW_EDDP_T_TO_WRAP = -204,      /* 0x1/0x03 */
+	IW_EDDP_T_VERSION = -205,      /* 0x1/0x04 invalid DDP version (tagged) */
+	IW_EDDP_U_QN = -206,	       /* 0x2/0x01 invalid QN */
+	IW_EDDP_U_NO_BUFFER = -207,    /* 0x2/0x02 invalid MSN - no buffer available */
+	IW_EDDP_U_MSN_RANGE = -208,    /* 0x2/0x03 invalid MSN - MSN range not valid */
+	IW_EDDP_U_MO = -209,	       /* 0x2/0x04 invalid MO */
+	IW_EDDP_U_TOO_LONG = -210,     /* 0x2/0x05 message too long for the buffer */
+	IW_EDDP_U_VERSION = -211,      /* 0x2/0x06 invalid DDP version (untagged) */
+	IW_EDDP_SHORT = -212,	       /* segment shorter than its DDP header (reported as
+					    local catastrophic: no DDP code describes it) */
+	/* Local (caller) errors of the STag table; never sent to a peer. */
+	IW_EDDP_STAG_TABLE_FULL = -220, /* bounded table has no free index */
+	IW_EDDP_STAG_UNKNOWN = -221,	/* local call named an STag that is not registered */
+};
+
+/* Map an IW_EDDP_* code to its Terminate triple (Layer 1).  IW_EINVAL outside the range. */
+IW_EXPORT int ddp_err_term(int err, struct iw_term_code *t);
+
+/* ---------------------------------------------------------------------- */
+/* Headers                                                                  */
+/* ---------------------------------------------------------------------- */
+
+struct ddp_hdr {
+	bool tagged;	 /* T */
+	bool last;	 /* L */
+	uint8_t dv;	 /* DDP version as received (encode: always DDP_VERSION) */
+	uint8_t rsvdulp; /* RsvdULP[0:7] (RDMAP control octet) */
+	/* tagged (RFC 5041 §4.2) */
+	uint32_t stag;
+	uint64_t to;
+	/* untagged (RFC 5041 §4.3) */
+	uint32_t rsvdulp2; /* RsvdULP[8:39] (RDMAP Invalidate STag) */
+	uint32_t qn;
+	uint32_t msn;
+	uint32_t mo;
+};
+
+/* 14 for tagged, 18 for untagged. */
+static inline size_t ddp_hdr_len(bool tagged)
+{
+	return tagged ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
+}
+
+/* Encode (DV = 1, Rsvd bits 0).  Returns the header length or IW_ENOSPC. */
+IW_EXPORT ssize_t ddp_hdr_encode(const struct ddp_hdr *h, uint8_t *buf, size_t cap);
+
+/*
+ * Decode the header at the start of buf[0..len).  Returns its length (14/18),
+ * IW_EAGAIN if len is too short to hold it, or IW_EDDP_T_VERSION /
+ * IW_EDDP_U_VERSION when DV != 1 (h is still filled, so the header can be
+ * copied into the Terminate).  Reserved bits are ignored.
+ */
+IW_EXPORT ssize_t ddp_hdr_decode(const uint8_t *buf, size_t len, struct ddp_hdr *h);
+
+/* ---------------------------------------------------------------------- */
+/* Segmentation (RFC 5041 §5.2)                                             */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Splits one message of msg_len octets into segments whose header + payload
+ * fit in mulpdu.  Every segment carries the template's RsvdULP, STag (tagged)
+ * or QN/MSN (untagged); TO = template TO + offset (tagged) or MO = offset
+ * (untagged); L only on the last.  A zero-length message is one segment.
+ */
+struct ddp_seg {
+	struct ddp_hdr tmpl;
+	uint32_t msg_len;
+	uint32_t off; /* payload octets already segmented */
+	uint32_t max_payload;
+	bool done;
+};
+
+/* IW_EINVAL if mulpdu cannot hold the header plus one octet. */
+IW_EXPORT int ddp_seg_init(struct ddp_seg *s, const struct ddp_hdr *tmpl, uint32_t msg_len,
+			   uint32_t mulpdu);
+
+/*
+ * Next segment: fills *h and the payload range [*off, *off + *len) of the
+ * message.  Returns true, or false when every segment has been produced.
+ */
+IW_EXPORT bool ddp_seg_next(struct ddp_seg *s, struct ddp_hdr *h, uint32_t *off, uint32_t *len);
+
+/* ---------------------------------------------------------------------- */
+/* STag table                                                               */
+/* ---------------------------------------------------------------------- */
+
+/* An STag is a 24-bit index and an 8-bit key: stag = index << 8 | key. */
+#define DDP_STAG_INDEX(stag)	  ((uint32_t)(stag) >> 8)
+#define DDP_STAG_KEY(stag)	  ((uint8_t)((stag)&0xFF))
+#define DDP_STAG_MAKE(index, key) ((uint32_t)(index) << 8 | (uint8_t)(key))
+#define DDP_STAG_INDEX_MAX	  0xFFFFFFu
+
+enum ddp_access {
+	DDP_ACCESS_LOCAL_WRITE = 1u << 0,
+	DDP_ACCESS_REMOTE_READ = 1u << 1,
+	DDP_ACCESS_REMOTE_WRITE = 1u << 2,
+	DDP_ACCESS_REMOTE_INVALIDATE = 1u << 3, /* a peer may invalidate it (Send with Inv.) */
+};
+
+/* Result of checking a peer's reference to tagged memory. */
+enum ddp_stag_check {
+	DDP_STAG_OK = 0,
+	DDP_STAG_INVALID, /* STag 0, unknown index, wrong key, or invalidated */
+	DDP_STAG_PD,	  /* valid, but not associated with this stream's PD */
+	DDP_STAG_ACCESS,  /* the needed access right is missing */
+	DDP_STAG_BOUNDS,  /* TO below the base or TO + len beyond the end */
+	DDP_STAG_WRAP,	  /* TO + len wraps 2^64 */
+};
+
+struct ddp_stag_table;
+
+/*
+ * A table of at most max_entries registrations (1 .. DDP_STAG_INDEX_MAX).
+ * `seed` seeds the key generator: the core has no clock or entropy source, so
+ * the caller passes entropy (the verbs layer reads getrandom()).  NULL on
+ * allocation failure or a bad size.
+ */
+IW_EXPORT struct ddp_stag_table *ddp_stag_table_create(uint32_t max_entries, uint64_t seed);
+IW_EXPORT void ddp_stag_table_destroy(struct ddp_stag_table *t);
+
+/*
+ * Register [addr, addr + len) for protection domain `pd` with `access`.  The
+ * memory is addressed by tagged offsets starting at `base_to` (like an iova).
+ * Returns IW_OK and *stag (index never 0, key random and different from the
+ * last key used at that index), IW_EDDP_STAG_TABLE_FULL, or IW_EINVAL
+ * (len 0 with a NULL addr is fine; base_to + len must not wrap).
+ */
+IW_EXPORT int ddp_stag_reg(struct ddp_stag_table *t, uint32_t pd, void *addr, uint64_t base_to,
+			   uint64_t len, uint32_t access, uint32_t *stag);
+
+/* Forget a registration (IW_EDDP_STAG_UNKNOWN if stag is not registered). */
+IW_EXPORT int ddp_stag_dereg(struct ddp_stag_table *t, uint32_t stag);
+
+/*
+ * Invalidate: the STag stays registered but every access fails until
+ * ddp_stag_revalidate() hands out a new STag (same index, new key).
+ * `remote` = requested by a peer (Send with Invalidate): then the entry must
+ * belong to `pd` and allow DDP_ACCESS_REMOTE_INVALIDATE.  Returns IW_OK or a
+ * check result through *why (DDP_STAG_INVALID / PD / ACCESS) with IW_EINVAL.
+ */
+IW_EXPORT int ddp_stag_invalidate(struct ddp_stag_table *t, uint32_t stag, uint32_t pd, bool remote,
+				  enum ddp_stag_check *why);
+IW_EXPORT int ddp_stag_revalidate(struct ddp_stag_table *t, uint32_t stag, uint32_t *new_stag);
+
+/*
+ * Check a peer reference: STag valid, owned by `pd`, allows every right in
+ * `access`, and [to, to + len) inside the registration without wrapping.  On
+ * DDP_STAG_OK, *dst (if not NULL) receives the local address of `to`.  A
+ * zero-length reference is still checked for validity/PD/access/base (RFC
+ * 5040 §5: callers skip the check for zero-length segments where the RFC says so).
+ */
+IW_EXPORT enum ddp_stag_check ddp_stag_check(const struct ddp_stag_table *t, uint32_t stag,
+					     uint32_t pd, uint32_t access, uint64_t to,
+					     uint64_t len, void **dst);
+
+/* Registered entries (for leak checks in tests). */
+IW_EXPORT uint32_t ddp_stag_count(const struct ddp_stag_table *t);
+
+/* ---------------------------------------------------------------------- */
+/* Receive-side placement checks (RFC 5041 §7.1)                             */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Tagged segment with `payload_len` octets: resolve its target before the
+ * payload arrives.  Needs remote-write access (`access` lets RDMAP ask for
+ * another right, e.g. local write for Read Responses into the sink buffer).
+ * Zero-length segments are not checked (RFC 5041 §5.2) and give *dst = NULL.
+ * Returns IW_OK or IW_EDDP_T_INVALID_STAG / _STREAM / _BOUNDS / _TO_WRAP.  A
+ * missing access right returns IW_EDDP_T_INVALID_STAG with *why ==
+ * DDP_STAG_ACCESS: DDP has no code for it, and RDMAP reports it instead as a
+ * Remote Protection access-rights error (RFC 5040 §7.2).  *why (if not NULL)
+ * always receives the check result.
+ */
+IW_EXPORT int ddp_tagged_check(const struct ddp_stag_table *t, const struct ddp_hdr *h, uint32_t pd,
+			       uint32_t access, uint32_t payload_len, void **dst,
+			       enum ddp_stag_check *why);
+
+/*
+ * Per-queue receive state of one untagged queue: the MSN of the message now
+ * being received (or next expected) and how much of it has been placed.
+ */
+struct ddp_untagged_queue {
+	uint32_t msn;	 /* current message's MSN (starts at DDP_MSN_FIRST) */
+	uint32_t placed; /* payload octets of the current message placed so far */
+	bool in_message; /* a non-last segment of msn has been seen */
+};
+
+IW_EXPORT void ddp_untagged_queue_init(struct ddp_untagged_queue *q);
+
+/*
+ * Check an untagged segment against its queue (QN must be < nqueues) and the
+ * buffer that will receive it: buf_len = length of the posted buffer for the
+ * current message, or -1 when none is posted.  Rules (RFC 5041 §7.1): MSN must
+ * be the current message's (else IW_EDDP_U_MSN_RANGE - in-order TCP means a
+ * different MSN is a skipped, old or interleaved message), a buffer must exist
+ * (IW_EDDP_U_NO_BUFFER), MO must continue the message (IW_EDDP_U_MO), and
+ * MO + payload must fit the buffer (IW_EDDP_U_TOO_LONG).  On success the caller
+ * places the payload at buffer + MO and then calls ddp_untagged_advance().
+ */
+IW_EXPORT int ddp_untagged_check(const struct ddp_untagged_queue *q, const struct ddp_hdr *h,
+				 uint32_t nqueues, int64_t buf_len, uint32_t payload_len);
+
+/* Account for a placed segment; when it was the last, move to the next MSN and
+ * return true (the message is complete: total length = MO + payload_len). */
+IW_EXPORT bool ddp_untagged_advance(struct ddp_untagged_queue *q, const struct ddp_hdr *h,
+				    uint32_t payload_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* IWARP_DDP_H */

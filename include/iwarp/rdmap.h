@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdmap.h - Remote Direct Memory Access Protocol (RFC 5040): wire formats.
+ * Sans-I/O.  This part holds what goes on the wire: the control octet and the
+ * one const opcode table, the RDMA Read Request header, the Terminate message
+ * and the RDMAP error plan.  The queue-pair engine (Send, Write, Read, ORD/IRD,
+ * completions, the fatal-error path) builds on it.
+ */
+#ifndef IWARP_RDMAP_H
+#define IWARP_RDMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <iwarp/ddp.h>
+#include <iwarp/iw_err.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Control octet (RFC 5040 §4.1, §4.2) = DDP RsvdULP[0:7]                   */
+/* ---------------------------------------------------------------------- */
+
+#define RDMAP_VERSION	  1
+#define RDMAP_CTRL_RV	  0xC0
+#define RDMAP_CTRL_RSV	  0x30
+#define RDMAP_CTRL_OPCODE 0x0F
+
+enum rdmap_opcode {
+	RDMAP_OP_WRITE = 0x0,
+	RDMAP_OP_READ_REQ = 0x1,
+	RDMAP_OP_READ_RESP = 0x2,
+	RDMAP_OP_SEND = 0x3,
+	RDMAP_OP_SEND_INV = 0x4,
+	RDMAP_OP_SEND_SE = 0x5,
+	RDMAP_OP_SEND_SE_INV = 0x6,
+	RDMAP_OP_TERMINATE = 0x7,
+	/* 0x8-0xB are RFC 7306 (atomics, immediate data): not supported here. */
+	RDMAP_OP_COUNT = 16,
+};
+
+static inline uint8_t rdmap_ctrl_make(uint8_t opcode)
+{
+	return (uint8_t)(RDMAP_VERSION << 6 | (opcode & RDMAP_CTRL_OPCODE));
+}
+static inline uint8_t rdmap_ctrl_rv(uint8_t ctrl)
+{
+	return ctrl >> 6;
+}
+static inline uint8_t rdmap_ctrl_opcode(uint8_t ctrl)
+{
+	return ctrl & RDMAP_CTRL_OPCODE;
+}
+
+/* How each opcode uses DDP (RFC 5040 §4.1 table; wire-reference §5.1). */
+struct rdmap_opcode_info {
+	const char *name;      /* "Send with Invalidate", ... ; "reserved" when !supported */
+	bool supported;	       /* opcodes 0-7 */
+	bool tagged;	       /* DDP tagged model */
+	uint8_t qn;	       /* untagged queue (when !tagged) */
+	bool inv_stag;	       /* RsvdULP[8:39] carries an Invalidate STag */
+	bool solicited;	       /* Send with Solicited Event variants */
+	bool payload;	       /* carries ULP payload */
+	uint8_t rdmap_hdr_len; /* RDMAP header after the DDP header: 28 Read Request, 4+ Terminate */
+};
+
+/* The entry for any 4-bit opcode (never NULL; reserved ones have supported = false). */
+IW_EXPORT const struct rdmap_opcode_info *rdmap_opcode_info(uint8_t opcode);
+
+/* ---------------------------------------------------------------------- */
+/* RDMA Read Request header (RFC 5040 §4.4)                                 */
+/* ---------------------------------------------------------------------- */
+
+#define RDMAP_READ_REQ_LEN 28
+
+struct rdmap_read_req {
+	uint32_t sink_stag; /* requester's buffer that receives the data */
+	uint64_t sink_to;
+	uint32_t size;	   /* RDMA Read Message Size */
+	uint32_t src_stag; /* responder's advertised buffer */
+	uint64_t src_to;
+};
+
+IW_EXPORT void rdmap_read_req_encode(const struct rdmap_read_req *r,
+				     uint8_t buf[RDMAP_READ_REQ_LEN]);
+IW_EXPORT void rdmap_read_req_decode(const uint8_t buf[RDMAP_READ_REQ_LEN],
+				     struct rdmap_read_req *r);
+
+/* ---------------------------------------------------------------------- */
+/* Terminate (RFC 5040 §4.8)                                                */
+/* ---------------------------------------------------------------------- */
+
+#define RDMAP_TERM_CTRL_LEN   4 /* Layer, EType, Error Code, M/D/R bits, reserved */
+#define RDMAP_TERM_SEGLEN_LEN 2
+#define RDMAP_TERM_MAX_LEN                                                                         \
+	(RDMAP_TERM_CTRL_LEN + RDMAP_TERM_SEGLEN_LEN + DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN)
+#define RDMAP_TERM_M 0x80 /* octet 2 of the control word: DDP Segment Length valid */
+#define RDMAP_TERM_D 0x40 /* DDP segment length and header are present */
+#define RDMAP_TERM_R 0x20 /* RDMA Read Request header is present */
+
+/* The RDMAP part of a Terminate message (what follows its 18-octet DDP header). */
+struct rdmap_term {
+	struct iw_term_code code; /* layer (0 RDMAP, 1 DDP, 2 LLP), etype, ecode */
+	bool m, d, r;		  /* header-copy bits */
+	uint16_t ddp_seg_len;	  /* when d: length of the errant segment (header + payload) */
+	uint8_t ddp_hdr[DDP_UNTAGGED_HDR_LEN]; /* when d: the errant DDP header */
+	uint8_t ddp_hdr_len;		       /* 14 (tagged) or 18 (untagged), from its T bit */
+	uint8_t rreq[RDMAP_READ_REQ_LEN];      /* when r: the errant Read Request header */
+};
+
+/* Octets rdmap_term_encode() produces: 4 [+ 2 + 14/18 when d] [+ 28 when r]. */
+IW_EXPORT size_t rdmap_term_len(const struct rdmap_term *t);
+IW_EXPORT ssize_t rdmap_term_encode(const struct rdmap_term *t, uint8_t *buf, size_t cap);
+
+/*
+ * Decode the RDMAP part of a received Terminate.  Returns octets used,
+ * IW_EAGAIN if the bits announce more octets than len holds, or IW_ERANGE for
+ * a layer value above 2 (the message is then still reported, see RFC 5040
+ * §5.4: a Terminate is delivered to the ULP as received).
+ */
+IW_EXPORT ssize_t rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t);
+
+/*
+ * Fill `t` for an error detected on a received segment: the triple from
+ * `code`, and the header copies RFC 5040 figure 10 asks for - none for local
+ * catastrophic and LLP errors; the DDP header and segment length (M and D)
+ * for DDP errors and RDMAP remote protection/operation errors when `ddp_hdr`
+ * is given; the Read Request header (R) too when `rreq` is given.
+ */
+IW_EXPORT void rdmap_term_fill(struct rdmap_term *t, const struct iw_term_code *code,
+			       const uint8_t *ddp_hdr, size_t ddp_hdr_len, uint16_t seg_len,
+			       const uint8_t *rreq);
+
+/* ---------------------------------------------------------------------- */
+/* Errors (RFC 5040 §4.8; Terminate Layer 0)                                */
+/* ---------------------------------------------------------------------- */
+
+enum rdmap_err {
+	IW_ERDMAP_LOCAL = -300,		      /* 0x0/0x00 local catastrophic */
+	IW_ERDMAP_INVALID_STAG = -301,	      /* 0x1/0x00 remote protection: invalid STag */
+	IW_ERDMAP_BOUNDS = -302,	      /* 0x1/0x01 base or bounds violation */
+	IW_ERDMAP_ACCESS = -303,	      /* 0x1/0x02 access rights violation */
+	IW_ERDMAP_STREAM = -304,	      /* 0x1/0x03 STag not associated with RDMAP stream */
+	IW_ERDMAP_TO_WRAP = -305,	      /* 0x1/0x04 */
+	IW_ERDMAP_PROT_UNSPEC = -306,	      /* 0x1/0xFF unspecified protection error */
+	IW_ERDMAP_VERSION = -310,	      /* 0x2/0x05 invalid RDMAP version */
+	IW_ERDMAP_OPCODE = -311,	      /* 0x2/0x06 unexpected opcode */
+	IW_ERDMAP_CATASTROPHIC_STREAM = -312, /* 0x2/0x07 localised to the stream */
+	IW_ERDMAP_CATASTROPHIC_GLOBAL = -313, /* 0x2/0x08 */
+	IW_ERDMAP_CANT_INVALIDATE = -314,     /* 0x2/0x09 STag cannot be invalidated */
+	IW_ERDMAP_OP_UNSPEC = -315,	      /* 0x2/0xFF unspecified operation error */
+	/* Not sent to the peer. */
+	IW_ERDMAP_TERMINATED = -320, /* the peer sent a Terminate */
+	IW_ERDMAP_FLUSHED = -321,    /* work request flushed: the QP left RTS */
+};
+
+/* Map an IW_ERDMAP_* code to its Terminate triple (Layer 0, or IW_TERM_NONE). */
+IW_EXPORT int rdmap_err_term(int err, struct iw_term_code *t);
+
+/*
+ * Map any code of the error plan to its Terminate triple by range: MPA
+ * (mpa_err_term), DDP (ddp_err_term) or RDMAP (rdmap_err_term).  Anything
+ * else is a local catastrophic error (Layer 0, Type 0, Code 0).
+ */
+IW_EXPORT void iw_err_term(int err, struct iw_term_code *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* IWARP_RDMAP_H */

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdmap_hdr.c - RDMAP headers after the DDP header: the RDMA Read Request
+ * header (RFC 5040 §4.4) and the Terminate message (RFC 5040 §4.8, §7.1;
+ * wire-reference §5.2, §5.3).
+ *
+ * Theory of operation.  Both are host-order structs encoded and decoded with
+ * explicit big-endian get/put, never by overlaying wire memory.
+ *
+ * Read Request: five fixed fields, 28 octets, no length to validate.
+ *
+ * Terminate: a 4-octet control word (Layer<<4 | EType, Error Code, M/D/R in
+ * the top three bits of octet 2, the rest reserved: sent 0, ignored), then
+ * optionally (D) the 2-octet DDP Segment Length and a copy of the errant DDP
+ * header, then optionally (R) the errant 28-octet Read Request header.  The
+ * length of the copied DDP header is not carried explicitly: it follows from
+ * the copy's own T bit (14 tagged, 18 untagged), so both encode and decode
+ * size it from ddp_hdr[0] - the struct's ddp_hdr_len is an output of decode
+ * and fill, never trusted on encode.  All lengths used by decode come from
+ * the D/R bits and that T bit and are checked against `len` before any copy.
+ *
+ * Which copies to include is RFC 5040 figure 10 (rdmap_term_fill): none for
+ * a local catastrophic error or an LLP error; DDP header and segment length
+ * (M and D together, as peers do in practice) for DDP errors and for RDMAP
+ * remote protection / remote operation errors when the errant header is
+ * known; the Read Request header only for remote protection errors, which
+ * is where figure 10 asks for the RDMA header (remote operation errors carry
+ * none).
+ */
+#include <string.h>
+
+#include <iwarp/rdmap.h>
+
+#include "iw_bytes.h"
+
+/* Octet 2 of the Terminate control word; the low five bits are reserved. */
+#define RDMAP_TERM_HDRCT_MASK (RDMAP_TERM_M | RDMAP_TERM_D | RDMAP_TERM_R)
+
+/* Layer values defined by RFC 5040 §4.8 (0 RDMAP, 1 DDP, 2 LLP). */
+#define RDMAP_TERM_LAYER_MAX IW_TERM_LAYER_LLP
+
+void rdmap_read_req_encode(const struct rdmap_read_req *r, uint8_t buf[RDMAP_READ_REQ_LEN])
+{
+	iw_put_be32(buf + 0, r->sink_stag);
+	iw_put_be64(buf + 4, r->sink_to);
+	iw_put_be32(buf + 12, r->size);
+	iw_put_be32(buf + 16, r->src_stag);
+	iw_put_be64(buf + 20, r->src_to);
+}
+
+void rdmap_read_req_decode(const uint8_t buf[RDMAP_READ_REQ_LEN], struct rdmap_read_req *r)
+{
+	r->sink_stag = iw_get_be32(buf + 0);
+	r->sink_to = iw_get_be64(buf + 4);
+	r->size = iw_get_be32(buf + 12);
+	r->src_stag = iw_get_be32(buf + 16);
+	r->src_to = iw_get_be64(buf + 20);
+}
+
+/* Length of a copied DDP header, from its first (control) octet's T bit. */
+static size_t term_ddp_copy_len(uint8_t ddp_ctrl)
+{
+	return ddp_hdr_len(ddp_ctrl & DDP_CTRL_T);
+}
+
+size_t rdmap_term_len(const struct rdmap_term *t)
+{
+	size_t n = RDMAP_TERM_CTRL_LEN;
+
+	if (t->d)
+		n += RDMAP_TERM_SEGLEN_LEN + term_ddp_copy_len(t->ddp_hdr[0]);
+	if (t->r)
+		n += RDMAP_READ_REQ_LEN;
+	return n;
+}
+
+ssize_t rdmap_term_encode(const struct rdmap_term *t, uint8_t *buf, size_t cap)
+{
+	size_t n = rdmap_term_len(t);
+	size_t off = RDMAP_TERM_CTRL_LEN;
+
+	if (cap < n)
+		return IW_ENOSPC;
+	buf[0] = (uint8_t)((t->code.layer & 0xF) << 4 | (t->code.etype & 0xF));
+	buf[1] = t->code.ecode;
+	buf[2] = (uint8_t)((t->m ? RDMAP_TERM_M : 0) | (t->d ? RDMAP_TERM_D : 0) |
+			   (t->r ? RDMAP_TERM_R : 0));
+	buf[3] = 0;
+	if (t->d) {
+		size_t hl = term_ddp_copy_len(t->ddp_hdr[0]);
+
+		iw_put_be16(buf + off, t->ddp_seg_len);
+		off += RDMAP_TERM_SEGLEN_LEN;
+		memcpy(buf + off, t->ddp_hdr, hl);
+		off += hl;
+	}
+	if (t->r) {
+		memcpy(buf + off, t->rreq, RDMAP_READ_REQ_LEN);
+		off += RDMAP_READ_REQ_LEN;
+	}
+	return (ssize_t)off;
+}
+
+ssize_t rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t)
+{
+	size_t off = RDMAP_TERM_CTRL_LEN;
+
+	memset(t, 0, sizeof(*t));
+	if (len < RDMAP_TERM_CTRL_LEN)
+		return IW_EAGAIN;
+	t->code.layer = buf[0] >> 4;
+	t->code.etype = buf[0] & 0xF;
+	t->code.ecode = buf[1];
+	t->m = buf[2] & RDMAP_TERM_M;
+	t->d = buf[2] & RDMAP_TERM_D;
+	t->r = buf[2] & RDMAP_TERM_R;
+	if (t->d) {
+		size_t hl;
+
+		/* The copy's own first octet tells its length: look at it only once present. */
+		if (len < off + RDMAP_TERM_SEGLEN_LEN + 1)
+			return IW_EAGAIN;
+		hl = term_ddp_copy_len(buf[off + RDMAP_TERM_SEGLEN_LEN]);
+		if (len - off < RDMAP_TERM_SEGLEN_LEN + hl)
+			return IW_EAGAIN;
+		t->ddp_seg_len = iw_get_be16(buf + off);
+		off += RDMAP_TERM_SEGLEN_LEN;
+		memcpy(t->ddp_hdr, buf + off, hl);
+		t->ddp_hdr_len = (uint8_t)hl;
+		off += hl;
+	}
+	if (t->r) {
+		if (len - off < RDMAP_READ_REQ_LEN)
+			return IW_EAGAIN;
+		memcpy(t->rreq, buf + off, RDMAP_READ_REQ_LEN);
+		off += RDMAP_READ_REQ_LEN;
+	}
+	/*
+	 * An unknown layer is still a Terminate: the stream is over either way,
+	 * and §5.4 hands the message to the ULP as received, so t stays filled.
+	 */
+	if (t->code.layer > RDMAP_TERM_LAYER_MAX)
+		return IW_ERANGE;
+	return (ssize_t)off;
+}
+
+/* Figure 10: does this error carry the DDP header copy and the segment length? */
+static bool term_wants_ddp_hdr(const struct iw_term_code *code)
+{
+	switch (code->layer) {
+	case IW_TERM_LAYER_DDP:
+		return true;
+	case IW_TERM_LAYER_RDMAP:
+		/* Remote protection (1) and remote operation (2); never local catastrophic (0). */
+		return code->etype == 1 || code->etype == 2;
+	default:
+		/* LLP errors: the segment boundaries themselves may be lost. */
+		return false;
+	}
+}
+
+void rdmap_term_fill(struct rdmap_term *t, const struct iw_term_code *code, const uint8_t *ddp_hdr,
+		     size_t ddp_hdr_len, uint16_t seg_len, const uint8_t *rreq)
+{
+	memset(t, 0, sizeof(*t));
+	t->code = *code;
+	/*
+	 * The copy length must agree with the copy's T bit, or the peer (and our
+	 * own decoder) would split the message differently: an 18-octet buffer
+	 * holding a tagged header copies its first 14 octets, a 14-octet buffer
+	 * claiming to be untagged is not copied at all.
+	 */
+	if (ddp_hdr && (ddp_hdr_len == DDP_TAGGED_HDR_LEN || ddp_hdr_len == DDP_UNTAGGED_HDR_LEN) &&
+	    term_ddp_copy_len(ddp_hdr[0]) <= ddp_hdr_len && term_wants_ddp_hdr(code)) {
+		size_t hl = term_ddp_copy_len(ddp_hdr[0]);
+
+		t->m = true;
+		t->d = true;
+		t->ddp_seg_len = seg_len;
+		memcpy(t->ddp_hdr, ddp_hdr, hl);
+		t->ddp_hdr_len = (uint8_t)hl;
+	}
+	/* Only a remote protection error on a Read Request copies the RDMA header. */
+	if (rreq && code->layer == IW_TERM_LAYER_RDMAP && code->etype == 1) {
+		t->r = true;
+		memcpy(t->rreq, rreq, RDMAP_READ_REQ_LEN);
+	}
+}
