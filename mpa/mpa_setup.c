@@ -247,6 +247,28 @@ static void mpa_setup_keep_peer(struct mpa_setup *s, const struct mpa_frame *f)
 }
 
 /* Responder: build and queue the Reply; fills s->params for an accept. */
+/*
+ * The parameters both roles derive the same way from our config and the
+ * peer's frame: revision and word from the frame in use, CRC on both ways if
+ * either frame asked for it and Markers per direction, each side adding them
+ * iff the other's M (RFC 5044 §7.1.1); IRD/ORD start from our config and the
+ * peer's raw values default to "no negotiation" until its word is read.
+ */
+static void mpa_params_base(struct mpa_params *p, const struct mpa_config *cfg, uint8_t rev,
+			    bool enhanced, const struct mpa_frame *peer)
+{
+	memset(p, 0, sizeof(*p));
+	p->rev = rev;
+	p->enhanced = enhanced;
+	p->crc = cfg->crc || peer->crc;
+	p->markers_tx = peer->markers;
+	p->markers_rx = cfg->markers;
+	p->ird = cfg->ird;
+	p->ord = cfg->ord;
+	p->peer_ird = MPA_IRD_ORD_MAX;
+	p->peer_ord = MPA_IRD_ORD_MAX;
+}
+
 static int mpa_setup_reply(struct mpa_setup *s, bool reject, const void *pd, size_t pd_len)
 {
 	const struct mpa_frame *req = &s->peer;
@@ -268,18 +290,7 @@ static int mpa_setup_reply(struct mpa_setup *s, bool reject, const void *pd, siz
 	f.pd = pd;
 	f.pd_len = (uint16_t)pd_len;
 
-	memset(&p, 0, sizeof(p));
-	p.rev = f.rev;
-	p.enhanced = f.enhanced;
-	/* RFC 5044 §7.1.1: CRC is on both ways if either frame asked for it;
-	 * Markers are per direction, each side adding them iff the other's M. */
-	p.crc = req->crc || cfg->crc;
-	p.markers_tx = req->markers;
-	p.markers_rx = cfg->markers;
-	p.ird = cfg->ird;
-	p.ord = cfg->ord;
-	p.peer_ird = MPA_IRD_ORD_MAX;
-	p.peer_ord = MPA_IRD_ORD_MAX;
+	mpa_params_base(&p, cfg, f.rev, f.enhanced, req);
 	/* RFC 5044 §7.1.2 rule 4: the Initiator sends the first FPDU. */
 	p.wait_first_fpdu = true;
 
@@ -353,17 +364,7 @@ static int mpa_setup_on_reply(struct mpa_setup *s, const struct mpa_frame *f)
 	if (f->markers && !cfg->accept_markers)
 		return mpa_setup_fail(s, IW_EMPA_LOCAL);
 
-	memset(&p, 0, sizeof(p));
-	p.rev = f->rev;
-	p.enhanced = f->enhanced;
-	p.crc = cfg->crc || f->crc;
-	p.markers_tx = f->markers;
-	p.markers_rx = cfg->markers;
-	p.ird = cfg->ird;
-	p.ord = cfg->ord;
-	p.peer_ird = MPA_IRD_ORD_MAX;
-	p.peer_ord = MPA_IRD_ORD_MAX;
-	p.wait_first_fpdu = false;
+	mpa_params_base(&p, cfg, f->rev, f->enhanced, f);
 
 	if (f->enhanced) {
 		p.peer_ird = f->ird;

@@ -10,31 +10,11 @@
 #include <iwarp/mpa.h>
 
 #include "fpdu_ref.h"
+#include "fpdu_vec.h"
 #include "iw_bytes.h"
 #include "iw_vectors.h"
 #include "rx_rec.h"
 #include "th.h"
-
-struct vec {
-	uint8_t wire[2048];
-	size_t wire_len;
-	uint8_t ulpdu[2048];
-	size_t ulen;
-};
-
-static void vec_load(const struct fpdu_vector *v, struct vec *out)
-{
-	uint8_t plain[2048];
-	long n = th_hex_decode(v->bytes_hex, out->wire, sizeof(out->wire));
-	size_t pn;
-
-	ck_assert_int_gt(n, 0);
-	out->wire_len = (size_t)n;
-	pn = fpdu_ref_strip(plain, out->wire, out->wire_len, v->stream_offset, v->markers);
-	ck_assert_uint_eq(pn, 2 + v->ulpdu_length + v->pad + 4);
-	out->ulen = v->ulpdu_length;
-	memcpy(out->ulpdu, plain + 2, out->ulen);
-}
 
 static void cfg_for(struct mpa_rx_config *cfg, bool crc, bool markers, uint32_t pos)
 {

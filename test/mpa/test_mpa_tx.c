@@ -9,34 +9,12 @@
 #include <iwarp/mpa.h>
 
 #include "fpdu_ref.h"
+#include "fpdu_vec.h"
 #include "iw_bytes.h"
 #include "iw_vectors.h"
 #include "th.h"
 
 #define BIG (MPA_FPDU_NOMARK_MAX + 4 * MPA_MARKERS_PER_FPDU_MAX)
-
-struct vec {
-	uint8_t wire[2048];
-	size_t wire_len;
-	uint8_t ulpdu[2048];
-	size_t ulen;
-};
-
-/* Decode a vector and recover its ULPDU: strip Markers, skip the length field. */
-static void vec_load(const struct fpdu_vector *v, struct vec *out)
-{
-	uint8_t plain[2048];
-	long n = th_hex_decode(v->bytes_hex, out->wire, sizeof(out->wire));
-	size_t pn;
-
-	ck_assert_int_gt(n, 0);
-	out->wire_len = (size_t)n;
-	pn = fpdu_ref_strip(plain, out->wire, out->wire_len, v->stream_offset, v->markers);
-	ck_assert_uint_eq(pn, 2 + v->ulpdu_length + v->pad + 4);
-	ck_assert_uint_eq((unsigned)plain[0] << 8 | plain[1], v->ulpdu_length);
-	out->ulen = v->ulpdu_length;
-	memcpy(out->ulpdu, plain + 2, out->ulen);
-}
 
 /* Concatenate the pending iovecs of f. */
 static size_t fpdu_gather(const struct mpa_fpdu *f, uint8_t *out)
