@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdmap_qp.h - the RDMAP queue-pair engine (RFC 5040 over RFC 5041 over
+ * RFC 5044).  Sans-I/O: one object per connection in full operation.  Bytes
+ * received from TCP go in through rdmap_qp_read_stream(); bytes to send come
+ * out as iovecs from rdmap_qp_tx_iov(); work requests go in with post_send /
+ * post_recv and come back as completions from rdmap_qp_poll().  The verbs
+ * layer (planned, rdmap/verbs/) wraps this with PDs, MRs, CQs and sockets.
+ *
+ * Memory: local buffers are named by (addr, length, lkey) and every lkey is an
+ * STag of the shared ddp_stag_table, registered with base_to = (uintptr_t)addr
+ * (like an ibverbs iova).  Peers name our memory by (STag, TO) with the same
+ * TO space.
+ */
+#ifndef IWARP_RDMAP_QP_H
+#define IWARP_RDMAP_QP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <iwarp/ddp.h>
+#include <iwarp/mpa.h>
+#include <iwarp/rdmap.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RDMAP_MAX_SGE 4
+
+struct rdmap_sge {
+	uint64_t addr; /* local address (uintptr_t) = TO in the lkey's registration */
+	uint32_t length;
+	uint32_t lkey; /* STag with DDP_ACCESS_LOCAL_WRITE for receive/Read sinks */
+};
+
+enum rdmap_wr_opcode {
+	RDMAP_WR_SEND,
+	RDMAP_WR_SEND_INV, /* Send with Invalidate of invalidate_stag at the peer */
+	RDMAP_WR_SEND_SE,  /* Send with Solicited Event */
+	RDMAP_WR_SEND_SE_INV,
+	RDMAP_WR_WRITE, /* RDMA Write to (remote_stag, remote_to) */
+	RDMAP_WR_READ,	/* RDMA Read from (remote_stag, remote_to) into sg[0] (one SGE) */
+};
+
+enum rdmap_wr_flags {
+	RDMAP_WR_SIGNALED = 1u << 0, /* produce a completion on success */
+	RDMAP_WR_FENCE = 1u << 1,    /* wait until every earlier RDMA Read has completed */
+};
+
+struct rdmap_send_wr {
+	uint64_t wr_id;
+	enum rdmap_wr_opcode opcode;
+	uint32_t flags;
+	int num_sge;
+	struct rdmap_sge sg[RDMAP_MAX_SGE];
+	uint32_t invalidate_stag; /* Send with Invalidate variants */
+	uint32_t remote_stag;	  /* Write / Read: the peer's STag (rkey) */
+	uint64_t remote_to;	  /* Write / Read: the peer's tagged offset */
+};
+
+struct rdmap_recv_wr {
+	uint64_t wr_id;
+	int num_sge;
+	struct rdmap_sge sg[RDMAP_MAX_SGE];
+};
+
+/* Work-completion status, with the meaning of the ibverbs IBV_WC_* of the same name. */
+enum rdmap_wc_status {
+	RDMAP_WC_SUCCESS = 0,
+	RDMAP_WC_LOC_LEN_ERR,	 /* local length error (e.g. Send larger than MULPDU rules allow) */
+	RDMAP_WC_LOC_PROT_ERR,	 /* an lkey does not cover the SGE or lacks the access */
+	RDMAP_WC_WR_FLUSH_ERR,	 /* the QP left RTS before this WR was done */
+	RDMAP_WC_REM_ACCESS_ERR, /* the peer reported a protection error (Terminate) */
+	RDMAP_WC_REM_OP_ERR,	 /* the peer reported an operation error (Terminate) */
+	RDMAP_WC_REM_INV_REQ_ERR, /* the peer found our request invalid (DDP/LLP Terminate) */
+	RDMAP_WC_GENERAL_ERR,	  /* any other fatal error */
+};
+
+enum rdmap_wc_opcode {
+	RDMAP_WC_SEND,
+	RDMAP_WC_RDMA_WRITE,
+	RDMAP_WC_RDMA_READ,
+	RDMAP_WC_RECV,
+};
+
+struct rdmap_wc {
+	uint64_t wr_id;
+	enum rdmap_wc_status status;
+	enum rdmap_wc_opcode opcode;
+	uint32_t byte_len; /* RECV: message length; READ: octets read */
+	bool solicited;	   /* RECV: Send with Solicited Event */
+	bool invalidated;  /* RECV: the Send carried an Invalidate that we performed */
+	uint32_t invalidated_stag;
+	int err; /* iw_err cause behind a failed status (diagnostics) */
+};
+
+enum rdmap_qp_state {
+	RDMAP_QP_RTS,	    /* full operation */
+	RDMAP_QP_CLOSING,   /* graceful close requested: sending what is queued, then EOF */
+	RDMAP_QP_TERMINATE, /* fatal error: our Terminate is being sent */
+	RDMAP_QP_ERROR,	    /* dead: every WR flushed, nothing more is sent or accepted */
+};
+
+struct rdmap_qp_config {
+	struct ddp_stag_table *stags; /* shared STag table (not owned) */
+	uint32_t pd;		      /* this QP's protection domain */
+	uint32_t sq_depth;	      /* send WRs outstanding at most (1..4096) */
+	uint32_t rq_depth;	      /* receive WRs posted at most (1..4096) */
+	uint32_t mulpdu;	      /* from mpa_mulpdu(EMSS, markers_tx) */
+	uint32_t max_msg;	      /* largest message accepted (default 1 GiB) */
+	struct mpa_params mpa;	      /* negotiated: CRC, Markers each way, p2p/RTR, IRD, ORD */
+	bool initiator; /* MPA role: the initiator sends the first FPDU (RTR if p2p) */
+};
+
+struct rdmap_qp;
+
+/* Defaults for the fields above (except stags, pd, mpa, initiator). */
+IW_EXPORT void rdmap_qp_config_default(struct rdmap_qp_config *cfg);
+
+/*
+ * Create a QP in RTS.  IW_EINVAL for a bad config, IW_ENOMEM.  With p2p the
+ * initiator queues the negotiated RTR as its first FPDU, and the responder
+ * expects that RTR as the first FPDU it receives (answering a Read RTR with a
+ * zero-length Read Response); the RTR completes no work request.
+ */
+IW_EXPORT int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **qp);
+
+/* Destroy: outstanding WRs are dropped (call rdmap_qp_flush() first to complete them). */
+IW_EXPORT void rdmap_qp_destroy(struct rdmap_qp *qp);
+
+/*
+ * Post work.  IW_OK, IW_ENOSPC when the queue is full, IW_EINVAL for a malformed
+ * WR (num_sge out of range, Read with num_sge != 1), IW_ESTATE outside RTS.
+ * SGEs are checked against the STag table when the WR is processed; a failure
+ * completes that WR with RDMAP_WC_LOC_PROT_ERR and moves the QP to ERROR.
+ */
+IW_EXPORT int rdmap_qp_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr);
+IW_EXPORT int rdmap_qp_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr);
+
+/* Up to n completions, in completion order.  Returns the count (0 = none). */
+IW_EXPORT int rdmap_qp_poll(struct rdmap_qp *qp, struct rdmap_wc *wc, int n);
+
+/*
+ * Bytes received from TCP.  Returns len, or a negative iw_err once the QP has
+ * failed (it then queued its Terminate when it could and flushed its WRs).
+ */
+IW_EXPORT ssize_t rdmap_qp_read_stream(struct rdmap_qp *qp, const void *buf, size_t len);
+
+/*
+ * Bytes to send: fills up to max iovecs (many FPDUs per call, so one writev
+ * carries them all), returns the count and *bytes their total (0 = nothing).
+ * The iovecs stay valid until rdmap_qp_tx_advance() consumes them.
+ */
+IW_EXPORT int rdmap_qp_tx_iov(struct rdmap_qp *qp, struct iovec *iov, int max, size_t *bytes);
+IW_EXPORT void rdmap_qp_tx_advance(struct rdmap_qp *qp, size_t n);
+
+/* The TCP stream ended or failed: fatal error IW_EMPA_CLOSED, every WR flushed. */
+IW_EXPORT void rdmap_qp_llp_closed(struct rdmap_qp *qp);
+
+/* Move to ERROR now (no Terminate) and complete every outstanding WR with a flush status. */
+IW_EXPORT void rdmap_qp_flush(struct rdmap_qp *qp);
+
+IW_EXPORT enum rdmap_qp_state rdmap_qp_state(const struct rdmap_qp *qp);
+IW_EXPORT const char *rdmap_qp_state_name(enum rdmap_qp_state st);
+/* First cause of the failure (IW_OK while healthy). */
+IW_EXPORT int rdmap_qp_error(const struct rdmap_qp *qp);
+/* The Terminate we sent / received, if any (NULL otherwise). */
+IW_EXPORT const struct rdmap_term *rdmap_qp_term_sent(const struct rdmap_qp *qp);
+IW_EXPORT const struct rdmap_term *rdmap_qp_term_received(const struct rdmap_qp *qp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* IWARP_RDMAP_QP_H */

@@ -1,0 +1,1469 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdmap_qp.c - the RDMAP queue-pair engine (RFC 5040 §5, §6, §7 over RFC 5041
+ * over RFC 5044, with the RFC 6581 RTR).
+ *
+ * Theory of operation.  One object per connection in full operation, sans-I/O:
+ * octets from TCP go through one mpa_rx into the callbacks below, octets to
+ * TCP come out of a small ring of framed FPDUs (mpa_tx), work requests go in
+ * through post_send/post_recv and come back through an internal completion
+ * ring that can never overflow (it holds one entry per WR the queues can hold).
+ *
+ * State: RTS -> (fatal error) TERMINATE -> (our Terminate written) ERROR.
+ * Every fatal error goes through qp_fail(): it keeps the FIRST cause, flushes
+ * every outstanding WR (a failed WR always completes, signalled or not), drops
+ * the FPDUs not yet started on the wire and queues our Terminate (RFC 5040
+ * §4.8, §5.4, §6.2.1: one per stream, untagged QN 2, then nothing more) unless
+ * the cause is the peer's Terminate, an LLP close or a local flush.
+ *
+ * Transmit (RFC 5040 §5.5, RFC 5041 §5.2).  At message boundaries the next
+ * message is chosen in this priority: our Terminate, the RTR (p2p initiator),
+ * Read Responses in Request arrival order, then the send queue in post order.
+ * A FENCE WR waits until every earlier Read has completed and a Read waits
+ * while ORD Reads are outstanding (§6.1: never more than ORD on the wire).
+ * Messages are segmented with ddp_seg; each segment is framed straight from the
+ * SGE memory (zero copy), the DDP (and RDMAP) header lives in the FPDU slot.
+ * Send and Write WRs complete when their last FPDU has been written (§5.5: on
+ * the wire = done locally); a Read completes when its last Read Response
+ * segment has been placed.  Send-queue completions are reported in post order.
+ *
+ * Receive (RFC 5041 §7.1, RFC 5040 §7.2).  The DDP header (and the Read
+ * Request or Terminate header) is gathered contiguously by mpa_rx and checked
+ * before any payload arrives, so each payload span is placed straight into its
+ * final buffer.  A message's side effects (completions, invalidation, MSN
+ * advance, queued Read Responses) happen only at fpdu_done, once the CRC has
+ * matched.  Any check that fails produces the exact Terminate of the error
+ * plan with the errant DDP header (and Read Request header) copied as RFC 5040
+ * figure 10 says (rdmap_term_fill).
+ *
+ * Zero copy versus placement: a framed FPDU's CRC covers the payload as it was
+ * when the FPDU was framed, but the FPDU may wait in the ring (or be partly
+ * written) while received data is placed into the very memory it points at -
+ * e.g. an unfenced RDMA Write from the peer into a buffer it is also reading
+ * (RFC 5040 §5.5 makes the data undefined, not the stream).  Before every
+ * placement, tx_protect() therefore gives each unsent FPDU that points into the
+ * target range a private copy of its remaining payload, so the octets sent
+ * always match their CRC.  The common case stays zero copy.
+ *
+ * Memory: everything is allocated at create time and bounded by the config;
+ * nothing is ever sized by a peer.  The only later allocation is a slot's
+ * bounce buffer (one MPA ULPDU at most, at most QP_SLOTS of them), made the
+ * first time that slot needs tx_protect().
+ */
+#include <string.h>
+
+#include <iwarp/rdmap_qp.h>
+
+#include "iw_alloc.h"
+#include "iw_bytes.h"
+#include "iw_log.h"
+
+#define QP_SLOTS      16					  /* framed FPDUs in flight */
+#define QP_RAW_MAX    (DDP_UNTAGGED_HDR_LEN + RDMAP_TERM_MAX_LEN) /* largest header-only ULPDU */
+#define QP_DEPTH_MAX  4096u
+#define QP_IRD_CAP    4096u /* an IRD of 0x3FFF means "not negotiated": bound the ring anyway */
+#define QP_MAX_MSG    (1u << 30)
+#define QP_DEFAULT_WQ 256u
+
+enum qp_sq_state {
+	SQ_QUEUED,    /* not started */
+	SQ_ACTIVE,    /* being segmented / on the wire */
+	SQ_WAIT_RESP, /* Read Request sent, waiting for the Read Response */
+	SQ_DONE,      /* finished (status set), waiting for earlier WRs to complete */
+};
+
+struct qp_sqe {
+	struct rdmap_send_wr wr;
+	enum qp_sq_state st;
+	enum rdmap_wc_status status;
+	int err;
+	uint32_t byte_len;
+};
+
+struct qp_rqe {
+	struct rdmap_recv_wr wr;
+	uint8_t *dst[RDMAP_MAX_SGE]; /* resolved when the first segment arrives */
+	bool resolved;
+	bool failed; /* its SGEs failed the check: complete with LOC_PROT_ERR */
+};
+
+/* An RDMA Read Request of ours on the wire, waiting for its Response. */
+struct qp_rd {
+	uint32_t sq_idx;
+	bool rtr; /* the RFC 6581 Read RTR: completes no WR */
+	uint32_t sink_stag;
+	uint64_t sink_to;
+	uint32_t size;
+};
+
+/* A peer's RDMA Read Request accepted and not yet fully answered. */
+struct qp_ird {
+	struct rdmap_read_req rr;
+	uint8_t *src;
+};
+
+enum qp_txm_kind { TXM_TERM, TXM_RTR, TXM_RRESP, TXM_SQ };
+
+/* The message being segmented. */
+struct qp_txmsg {
+	bool active;
+	enum qp_txm_kind kind;
+	bool raw; /* a single header-only ULPDU in raw[] (Terminate, RTR, Read Request) */
+	uint8_t raw_buf[QP_RAW_MAX];
+	size_t raw_len;
+	struct ddp_seg seg;
+	struct iovec sg[RDMAP_MAX_SGE];
+	int nsg;
+	int owner; /* send-queue index, -1 for none */
+};
+
+struct qp_slot {
+	struct mpa_fpdu f;
+	uint8_t hdr[QP_RAW_MAX];
+	uint32_t start_pos; /* mpa_tx position of this FPDU's first octet */
+	int owner;	    /* send-queue index whose message this is, -1 for none */
+	bool last;	    /* last FPDU of that message */
+	bool term;	    /* our Terminate */
+	uint8_t *bounce;    /* private copy of the payload, made on conflict (see tx_protect) */
+};
+
+enum qp_rx_kind { RX_DISCARD, RX_RTR, RX_WRITE, RX_RRESP, RX_SEND, RX_RREQ, RX_TERM };
+
+/* The segment being received. */
+struct qp_rxseg {
+	enum qp_rx_kind kind;
+	struct ddp_hdr h;
+	uint8_t hdr[MPA_RX_HDR_MAX];
+	size_t gathered; /* header octets gathered (payload starts here) */
+	size_t ddp_len;	 /* 14 / 18 */
+	size_t ulpdu_len;
+	uint32_t payload_len;
+	uint8_t opcode;
+	uint8_t *dst; /* RX_WRITE / RX_RRESP: address of the first payload octet */
+	enum mpa_rtr rtr;
+	struct rdmap_read_req rr;
+	uint8_t *src;
+	struct rdmap_term term;
+};
+
+struct rdmap_qp {
+	struct rdmap_qp_config cfg;
+	enum rdmap_qp_state state;
+	int error;
+	struct rdmap_term term_sent, term_recv;
+	bool has_term_sent, has_term_recv;
+	uint32_t ord_lim, ird_lim;
+
+	/* send queue: [sq_head, +sq_count), the first sq_started of them started */
+	struct qp_sqe *sq;
+	uint32_t sq_head, sq_count, sq_started;
+	/* receive queue */
+	struct qp_rqe *rq;
+	uint32_t rq_head, rq_count;
+	/* completion ring */
+	struct rdmap_wc *cq;
+	uint32_t cq_size, cq_head, cq_count;
+	/* our Reads on the wire (in order: Responses come back in order) */
+	struct qp_rd *rd;
+	uint32_t rd_size, rd_head, rd_count, rd_wr_count;
+	/* the peer's Reads to answer */
+	struct qp_ird *ird;
+	uint32_t ird_size, ird_head, ird_count;
+
+	/* transmit */
+	struct mpa_tx tx;
+	struct qp_slot *slots;
+	uint32_t sl_head, sl_count;
+	struct qp_txmsg txm;
+	uint32_t tx_msn[DDP_QN_COUNT];
+	bool rtr_pending;
+	bool term_pending;
+	bool may_send; /* responder: a first valid FPDU was received (RFC 5044 §7.1.2) */
+
+	/* receive */
+	struct mpa_rx rx;
+	struct ddp_untagged_queue rxq[DDP_QN_COUNT];
+	bool rtr_expected;
+	struct qp_rxseg seg;
+};
+
+/* ---------------------------------------------------------------------- */
+/* Config, names                                                            */
+/* ---------------------------------------------------------------------- */
+
+void rdmap_qp_config_default(struct rdmap_qp_config *cfg)
+{
+	if (!cfg)
+		return;
+	cfg->sq_depth = QP_DEFAULT_WQ;
+	cfg->rq_depth = QP_DEFAULT_WQ;
+	cfg->mulpdu = mpa_mulpdu(1460, false);
+	cfg->max_msg = QP_MAX_MSG;
+}
+
+const char *rdmap_qp_state_name(enum rdmap_qp_state st)
+{
+	switch (st) {
+	case RDMAP_QP_RTS:
+		return "RTS";
+	case RDMAP_QP_CLOSING:
+		return "CLOSING";
+	case RDMAP_QP_TERMINATE:
+		return "TERMINATE";
+	case RDMAP_QP_ERROR:
+		return "ERROR";
+	}
+	return "unknown";
+}
+
+enum rdmap_qp_state rdmap_qp_state(const struct rdmap_qp *qp)
+{
+	return qp->state;
+}
+
+int rdmap_qp_error(const struct rdmap_qp *qp)
+{
+	return qp->error;
+}
+
+const struct rdmap_term *rdmap_qp_term_sent(const struct rdmap_qp *qp)
+{
+	return qp->has_term_sent ? &qp->term_sent : NULL;
+}
+
+const struct rdmap_term *rdmap_qp_term_received(const struct rdmap_qp *qp)
+{
+	return qp->has_term_recv ? &qp->term_recv : NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Completions                                                              */
+/* ---------------------------------------------------------------------- */
+
+static void cq_push(struct rdmap_qp *qp, const struct rdmap_wc *wc)
+{
+	/* Sized for every WR the queues can hold: a full ring is a bug, not a peer's doing. */
+	if (qp->cq_count == qp->cq_size) {
+		iw_log(IW_LOG_ERR, "rdmap_qp: completion ring full, completion lost");
+		return;
+	}
+	qp->cq[(qp->cq_head + qp->cq_count) % qp->cq_size] = *wc;
+	qp->cq_count++;
+}
+
+static enum rdmap_wc_opcode wc_opcode(enum rdmap_wr_opcode op)
+{
+	switch (op) {
+	case RDMAP_WR_WRITE:
+		return RDMAP_WC_RDMA_WRITE;
+	case RDMAP_WR_READ:
+		return RDMAP_WC_RDMA_READ;
+	default:
+		return RDMAP_WC_SEND;
+	}
+}
+
+static void sq_complete(struct rdmap_qp *qp, const struct qp_sqe *e)
+{
+	struct rdmap_wc wc = {
+		.wr_id = e->wr.wr_id,
+		.status = e->status,
+		.opcode = wc_opcode(e->wr.opcode),
+		.byte_len = e->byte_len,
+		.err = e->err,
+	};
+
+	if (e->status == RDMAP_WC_SUCCESS && !(e->wr.flags & RDMAP_WR_SIGNALED))
+		return;
+	cq_push(qp, &wc);
+}
+
+static struct qp_sqe *sq_at(struct rdmap_qp *qp, uint32_t i)
+{
+	return &qp->sq[(qp->sq_head + i) % qp->cfg.sq_depth];
+}
+
+/* Report finished send WRs in post order (RFC 5040 §5.5). */
+static void sq_drain(struct rdmap_qp *qp)
+{
+	while (qp->sq_count && qp->sq[qp->sq_head].st == SQ_DONE) {
+		sq_complete(qp, &qp->sq[qp->sq_head]);
+		qp->sq_head = (qp->sq_head + 1) % qp->cfg.sq_depth;
+		qp->sq_count--;
+		if (qp->sq_started)
+			qp->sq_started--;
+	}
+}
+
+static void sq_done(struct rdmap_qp *qp, uint32_t idx, enum rdmap_wc_status st, int err,
+		    uint32_t byte_len)
+{
+	struct qp_sqe *e = &qp->sq[idx];
+
+	e->st = SQ_DONE;
+	e->status = st;
+	e->err = err;
+	e->byte_len = byte_len;
+	sq_drain(qp);
+}
+
+/*
+ * Complete every outstanding WR in error.  WRs already on the wire or waiting
+ * for a Read Response get `remote` (the peer's Terminate) when given; a WR
+ * that failed locally keeps its own status; all others are flushed.
+ */
+static void qp_flush_all(struct rdmap_qp *qp, int cause, enum rdmap_wc_status remote)
+{
+	uint32_t i;
+
+	for (i = 0; i < qp->sq_count; i++) {
+		struct qp_sqe *e = sq_at(qp, i);
+
+		if (e->st == SQ_DONE && e->status != RDMAP_WC_SUCCESS) {
+			/* the local culprit keeps its status */
+		} else if (remote != RDMAP_WC_WR_FLUSH_ERR &&
+			   (e->st == SQ_ACTIVE || e->st == SQ_WAIT_RESP)) {
+			e->status = remote;
+			e->err = cause;
+		} else {
+			e->status = RDMAP_WC_WR_FLUSH_ERR;
+			e->err = cause;
+		}
+		e->byte_len = 0;
+		e->wr.flags |= RDMAP_WR_SIGNALED;
+		sq_complete(qp, e);
+	}
+	qp->sq_count = 0;
+	qp->sq_started = 0;
+
+	for (i = 0; i < qp->rq_count; i++) {
+		struct qp_rqe *r = &qp->rq[(qp->rq_head + i) % qp->cfg.rq_depth];
+		struct rdmap_wc wc = {
+			.wr_id = r->wr.wr_id,
+			.status = r->failed ? RDMAP_WC_LOC_PROT_ERR : RDMAP_WC_WR_FLUSH_ERR,
+			.opcode = RDMAP_WC_RECV,
+			.err = cause,
+		};
+
+		cq_push(qp, &wc);
+	}
+	qp->rq_count = 0;
+	qp->rd_count = 0;
+	qp->rd_wr_count = 0;
+	qp->ird_count = 0;
+	qp->txm.active = false;
+	qp->rtr_pending = false;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The fatal-error path                                                     */
+/* ---------------------------------------------------------------------- */
+
+/* Forget FPDUs not yet started on the wire; a partly written one must finish. */
+static void tx_drop_unsent(struct rdmap_qp *qp, bool all)
+{
+	uint32_t keep = 0;
+
+	if (qp->sl_count) {
+		struct qp_slot *s = &qp->slots[qp->sl_head];
+
+		if (!all && s->f.len < s->f.total) {
+			keep = 1;
+			s->owner = -1;
+		}
+	}
+	if (qp->sl_count > keep) {
+		struct qp_slot *first = &qp->slots[(qp->sl_head + keep) % QP_SLOTS];
+
+		/* Markers follow the stream position: rewind it to the first dropped FPDU. */
+		mpa_tx_init(&qp->tx, qp->cfg.mpa.crc, qp->cfg.mpa.markers_tx, first->start_pos);
+	}
+	qp->sl_count = keep;
+}
+
+static void qp_fail(struct rdmap_qp *qp, int err, const uint8_t *ddp_hdr, size_t ddp_hdr_len,
+		    size_t seg_len, const uint8_t *rreq)
+{
+	struct iw_term_code code;
+
+	if (qp->state != RDMAP_QP_RTS)
+		return;
+	qp->error = err;
+	iw_log(IW_LOG_DEBUG, "rdmap_qp: fatal error %s", iw_errname(err));
+	qp_flush_all(qp, err, RDMAP_WC_WR_FLUSH_ERR);
+
+	iw_err_term(err, &code);
+	if (err == IW_ERDMAP_TERMINATED || err == IW_EMPA_CLOSED || err == IW_ERDMAP_FLUSHED ||
+	    code.layer == IW_TERM_NONE) {
+		tx_drop_unsent(qp, true);
+		qp->state = RDMAP_QP_ERROR;
+		return;
+	}
+	tx_drop_unsent(qp, false);
+	rdmap_term_fill(&qp->term_sent, &code, ddp_hdr, ddp_hdr_len,
+			(uint16_t)IW_MIN(seg_len, (size_t)UINT16_MAX), rreq);
+	qp->has_term_sent = true;
+	qp->term_pending = true;
+	qp->state = RDMAP_QP_TERMINATE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Transmit                                                                 */
+/* ---------------------------------------------------------------------- */
+
+/* Resolve a WR's SGEs to local memory with `access`; false if one fails the check. */
+static bool sge_resolve(const struct rdmap_qp *qp, const struct rdmap_sge *sg, int n,
+			uint32_t access, struct iovec *iov, uint64_t *total)
+{
+	int i;
+
+	*total = 0;
+	for (i = 0; i < n; i++) {
+		void *p = NULL;
+
+		iov[i].iov_base = NULL;
+		iov[i].iov_len = 0;
+		if (sg[i].length == 0)
+			continue;
+		if (ddp_stag_check(qp->cfg.stags, sg[i].lkey, qp->cfg.pd, access, sg[i].addr,
+				   sg[i].length, &p) != DDP_STAG_OK)
+			return false;
+		iov[i].iov_base = p;
+		iov[i].iov_len = sg[i].length;
+		*total += sg[i].length;
+	}
+	return true;
+}
+
+/* The iovecs covering [off, off + len) of a scattered message. */
+static int sg_slice(const struct iovec *sg, int nsg, uint64_t off, uint64_t len, struct iovec *out)
+{
+	int i, n = 0;
+
+	for (i = 0; i < nsg && len; i++) {
+		uint64_t take;
+
+		if (off >= sg[i].iov_len) {
+			off -= sg[i].iov_len;
+			continue;
+		}
+		take = IW_MIN(len, sg[i].iov_len - off);
+		out[n].iov_base = (uint8_t *)sg[i].iov_base + off;
+		out[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
+static void txm_raw(struct rdmap_qp *qp, enum qp_txm_kind kind, int owner)
+{
+	qp->txm.active = true;
+	qp->txm.kind = kind;
+	qp->txm.raw = true;
+	qp->txm.owner = owner;
+}
+
+/* Untagged header-only message: DDP header + RDMAP header `body`. */
+static void txm_untagged_raw(struct rdmap_qp *qp, enum qp_txm_kind kind, int owner, uint8_t op,
+			     uint32_t qn, const uint8_t *body, size_t body_len)
+{
+	struct ddp_hdr h = {
+		.last = true,
+		.rsvdulp = rdmap_ctrl_make(op),
+		.qn = qn,
+		.msn = qp->tx_msn[qn]++,
+	};
+	ssize_t hl = ddp_hdr_encode(&h, qp->txm.raw_buf, sizeof(qp->txm.raw_buf));
+
+	memcpy(qp->txm.raw_buf + hl, body, body_len);
+	qp->txm.raw_len = (size_t)hl + body_len;
+	txm_raw(qp, kind, owner);
+}
+
+static void tx_start_term(struct rdmap_qp *qp)
+{
+	uint8_t body[RDMAP_TERM_MAX_LEN];
+	ssize_t n = rdmap_term_encode(&qp->term_sent, body, sizeof(body));
+
+	qp->term_pending = false;
+	txm_untagged_raw(qp, TXM_TERM, -1, RDMAP_OP_TERMINATE, DDP_QN_TERMINATE, body,
+			 n > 0 ? (size_t)n : 0);
+}
+
+static void tx_start_rtr(struct rdmap_qp *qp)
+{
+	ssize_t n = mpa_rtr_encode((enum mpa_rtr)qp->cfg.mpa.rtr, qp->txm.raw_buf,
+				   sizeof(qp->txm.raw_buf));
+
+	qp->rtr_pending = false;
+	qp->txm.raw_len = n > 0 ? (size_t)n : 0;
+	txm_raw(qp, TXM_RTR, -1);
+}
+
+static void tx_start_rresp(struct rdmap_qp *qp)
+{
+	const struct qp_ird *r = &qp->ird[qp->ird_head];
+	struct ddp_hdr t = {
+		.tagged = true,
+		.rsvdulp = rdmap_ctrl_make(RDMAP_OP_READ_RESP),
+		.stag = r->rr.sink_stag,
+		.to = r->rr.sink_to,
+	};
+
+	qp->txm.sg[0].iov_base = r->src;
+	qp->txm.sg[0].iov_len = r->rr.size;
+	qp->txm.nsg = 1;
+	ddp_seg_init(&qp->txm.seg, &t, r->rr.size, qp->cfg.mulpdu);
+	qp->txm.active = true;
+	qp->txm.kind = TXM_RRESP;
+	qp->txm.raw = false;
+	qp->txm.owner = -1;
+}
+
+static bool sq_may_start(const struct rdmap_qp *qp, const struct qp_sqe *e)
+{
+	if ((e->wr.flags & RDMAP_WR_FENCE) && qp->rd_wr_count)
+		return false;
+	if (e->wr.opcode == RDMAP_WR_READ && qp->rd_wr_count >= qp->ord_lim)
+		return false;
+	return true;
+}
+
+/* A WR failed its local checks: it completes with `st` and the QP fails. */
+static void sq_fail_local(struct rdmap_qp *qp, uint32_t idx, enum rdmap_wc_status st)
+{
+	qp->sq[idx].st = SQ_DONE;
+	qp->sq[idx].status = st;
+	qp->sq[idx].err = IW_ERDMAP_LOCAL;
+	qp_fail(qp, IW_ERDMAP_LOCAL, NULL, 0, 0, NULL);
+}
+
+static void tx_start_read(struct rdmap_qp *qp, uint32_t idx, const struct qp_sqe *e)
+{
+	struct rdmap_read_req rr = {
+		.sink_stag = e->wr.sg[0].lkey,
+		.sink_to = e->wr.sg[0].addr,
+		.size = e->wr.sg[0].length,
+		.src_stag = e->wr.remote_stag,
+		.src_to = e->wr.remote_to,
+	};
+	uint8_t body[RDMAP_READ_REQ_LEN];
+	struct qp_rd *rd = &qp->rd[(qp->rd_head + qp->rd_count) % qp->rd_size];
+
+	rdmap_read_req_encode(&rr, body);
+	txm_untagged_raw(qp, TXM_SQ, (int)idx, RDMAP_OP_READ_REQ, DDP_QN_READ_REQ, body,
+			 sizeof(body));
+	rd->sq_idx = idx;
+	rd->rtr = false;
+	rd->sink_stag = rr.sink_stag;
+	rd->sink_to = rr.sink_to;
+	rd->size = rr.size;
+	qp->rd_count++;
+	qp->rd_wr_count++;
+	qp->sq[idx].st = SQ_WAIT_RESP;
+}
+
+static const uint8_t sq_rdmap_op[] = {
+	[RDMAP_WR_SEND] = RDMAP_OP_SEND,       [RDMAP_WR_SEND_INV] = RDMAP_OP_SEND_INV,
+	[RDMAP_WR_SEND_SE] = RDMAP_OP_SEND_SE, [RDMAP_WR_SEND_SE_INV] = RDMAP_OP_SEND_SE_INV,
+	[RDMAP_WR_WRITE] = RDMAP_OP_WRITE,     [RDMAP_WR_READ] = RDMAP_OP_READ_REQ,
+};
+
+/* Start the next send WR if its ordering rules allow.  False if nothing started. */
+static bool tx_start_sq(struct rdmap_qp *qp)
+{
+	struct qp_sqe *e;
+	uint32_t idx;
+	uint64_t total;
+	uint32_t access;
+	struct ddp_hdr t = {0};
+	uint8_t op;
+
+	if (qp->sq_started == qp->sq_count)
+		return false;
+	idx = (qp->sq_head + qp->sq_started) % qp->cfg.sq_depth;
+	e = &qp->sq[idx];
+	if (!sq_may_start(qp, e))
+		return false;
+	qp->sq_started++;
+	e->st = SQ_ACTIVE;
+
+	/* Sources need no right beyond the PD; a Read sink is written locally. */
+	access = e->wr.opcode == RDMAP_WR_READ ? DDP_ACCESS_LOCAL_WRITE : 0;
+	if (!sge_resolve(qp, e->wr.sg, e->wr.num_sge, access, qp->txm.sg, &total)) {
+		sq_fail_local(qp, idx, RDMAP_WC_LOC_PROT_ERR);
+		return true;
+	}
+	if (total > qp->cfg.max_msg) {
+		sq_fail_local(qp, idx, RDMAP_WC_LOC_LEN_ERR);
+		return true;
+	}
+	if (e->wr.opcode == RDMAP_WR_READ) {
+		tx_start_read(qp, idx, e);
+		return true;
+	}
+	e->byte_len = (uint32_t)total;
+	op = sq_rdmap_op[e->wr.opcode];
+	t.rsvdulp = rdmap_ctrl_make(op);
+	if (e->wr.opcode == RDMAP_WR_WRITE) {
+		t.tagged = true;
+		t.stag = e->wr.remote_stag;
+		t.to = e->wr.remote_to;
+	} else {
+		t.qn = DDP_QN_SEND;
+		t.msn = qp->tx_msn[DDP_QN_SEND]++;
+		if (rdmap_opcode_info(op)->inv_stag)
+			t.rsvdulp2 = e->wr.invalidate_stag;
+	}
+	qp->txm.nsg = e->wr.num_sge;
+	ddp_seg_init(&qp->txm.seg, &t, (uint32_t)total, qp->cfg.mulpdu);
+	qp->txm.active = true;
+	qp->txm.kind = TXM_SQ;
+	qp->txm.raw = false;
+	qp->txm.owner = (int)idx;
+	return true;
+}
+
+/* Choose the next message at a message boundary.  False if there is none. */
+static bool tx_next_msg(struct rdmap_qp *qp)
+{
+	if (qp->state == RDMAP_QP_TERMINATE) {
+		if (!qp->term_pending)
+			return false;
+		tx_start_term(qp);
+		return true;
+	}
+	if (qp->state != RDMAP_QP_RTS)
+		return false;
+	if (qp->rtr_pending) {
+		tx_start_rtr(qp);
+		return true;
+	}
+	/* Initiator-sends-first: the responder stays silent until a valid FPDU arrived. */
+	if (!qp->may_send)
+		return false;
+	if (qp->ird_count) {
+		tx_start_rresp(qp);
+		return true;
+	}
+	return tx_start_sq(qp);
+}
+
+/* Frame the next segment of the current message into a free slot. */
+static void tx_frame_one(struct rdmap_qp *qp)
+{
+	struct qp_txmsg *m = &qp->txm;
+	struct qp_slot *s = &qp->slots[(qp->sl_head + qp->sl_count) % QP_SLOTS];
+	struct iovec iov[1 + RDMAP_MAX_SGE];
+	int n = 1;
+
+	s->start_pos = qp->tx.pos;
+	s->owner = m->owner;
+	s->term = m->kind == TXM_TERM;
+	if (m->raw) {
+		memcpy(s->hdr, m->raw_buf, m->raw_len);
+		iov[0].iov_base = s->hdr;
+		iov[0].iov_len = m->raw_len;
+		s->last = true;
+	} else {
+		struct ddp_hdr h;
+		uint32_t off, len;
+		ssize_t hl;
+
+		if (!ddp_seg_next(&m->seg, &h, &off, &len)) {
+			m->active = false;
+			return;
+		}
+		hl = ddp_hdr_encode(&h, s->hdr, sizeof(s->hdr));
+		iov[0].iov_base = s->hdr;
+		iov[0].iov_len = hl > 0 ? (size_t)hl : 0;
+		n += sg_slice(m->sg, m->nsg, off, len, iov + 1);
+		s->last = h.last;
+	}
+	if (s->last) {
+		m->active = false;
+		if (m->kind == TXM_RRESP) {
+			/* Fully answered: the IRD slot is free again. */
+			qp->ird_head = (qp->ird_head + 1) % qp->ird_size;
+			qp->ird_count--;
+		}
+	}
+	if (mpa_tx_frame(&qp->tx, iov, n, &s->f) != IW_OK) {
+		qp_fail(qp, IW_ERDMAP_LOCAL, NULL, 0, 0, NULL);
+		return;
+	}
+	qp->sl_count++;
+}
+
+static void tx_fill(struct rdmap_qp *qp)
+{
+	/* Bounded: every pass frames a segment or ends a message, and messages are finite. */
+	while (qp->sl_count < QP_SLOTS) {
+		if (!qp->txm.active && !tx_next_msg(qp))
+			break;
+		if (qp->txm.active)
+			tx_frame_one(qp);
+	}
+}
+
+int rdmap_qp_tx_iov(struct rdmap_qp *qp, struct iovec *iov, int max, size_t *bytes)
+{
+	uint32_t i;
+	int n = 0;
+	size_t total = 0;
+
+	if (bytes)
+		*bytes = 0;
+	if (!qp || !iov || max <= 0)
+		return 0;
+	tx_fill(qp);
+	for (i = 0; i < qp->sl_count && n < max; i++) {
+		const struct mpa_fpdu *f = &qp->slots[(qp->sl_head + i) % QP_SLOTS].f;
+		int k;
+
+		for (k = 0; k < f->iovcnt && n < max; k++) {
+			const struct iovec *v = &f->iov[f->first + k];
+
+			if (!v->iov_len)
+				continue;
+			iov[n++] = *v;
+			total += v->iov_len;
+		}
+	}
+	if (bytes)
+		*bytes = total;
+	return n;
+}
+
+static void tx_retire(struct rdmap_qp *qp, struct qp_slot *s)
+{
+	if (s->term) {
+		/* Our Terminate is out: nothing more may be sent on this stream. */
+		qp->state = RDMAP_QP_ERROR;
+		return;
+	}
+	if (s->owner >= 0 && s->last && qp->sq[s->owner].st == SQ_ACTIVE)
+		sq_done(qp, (uint32_t)s->owner, RDMAP_WC_SUCCESS, IW_OK, qp->sq[s->owner].byte_len);
+}
+
+void rdmap_qp_tx_advance(struct rdmap_qp *qp, size_t n)
+{
+	while (qp && n && qp->sl_count) {
+		struct qp_slot *s = &qp->slots[qp->sl_head];
+		size_t k = IW_MIN(n, s->f.len);
+
+		mpa_fpdu_advance(&s->f, k);
+		n -= k;
+		if (s->f.len)
+			break;
+		qp->sl_head = (qp->sl_head + 1) % QP_SLOTS;
+		qp->sl_count--;
+		tx_retire(qp, s);
+		if (qp->state == RDMAP_QP_ERROR)
+			qp->sl_count = 0;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Receive: header checks                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* Fail on the current segment, copying its DDP header (and Read Request header). */
+static int rx_fail(struct rdmap_qp *qp, int err, bool with_rreq)
+{
+	struct qp_rxseg *s = &qp->seg;
+	const uint8_t *rreq = NULL;
+
+	if (with_rreq && s->gathered >= DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN)
+		rreq = s->hdr + DDP_UNTAGGED_HDR_LEN;
+	qp_fail(qp, err, s->ddp_len ? s->hdr : NULL, s->ddp_len, s->ulpdu_len, rreq);
+	return err;
+}
+
+/* Header octets to gather for a ULPDU whose first `have` octets are in hdr. */
+static size_t rx_hdr_want(const struct rdmap_qp *qp, const uint8_t *hdr, size_t have,
+			  size_t ulpdu_len)
+{
+	size_t want;
+
+	/* A p2p responder's first ULPDU is classified whole when it is RTR-sized. */
+	if (qp->rtr_expected && ulpdu_len <= MPA_RTR_READ_LEN)
+		return ulpdu_len;
+	if (have < 2)
+		return have;
+	want = ddp_hdr_len(hdr[0] & DDP_CTRL_T);
+	if (!(hdr[0] & DDP_CTRL_T)) {
+		uint8_t op = rdmap_ctrl_opcode(hdr[1]);
+
+		if (op == RDMAP_OP_READ_REQ)
+			want += RDMAP_READ_REQ_LEN;
+		else if (op == RDMAP_OP_TERMINATE)
+			want += RDMAP_TERM_MAX_LEN;
+	}
+	return IW_MIN(want, ulpdu_len);
+}
+
+static int rx_check_write(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	enum ddp_stag_check why;
+	void *dst = NULL;
+	int r;
+
+	s->kind = RX_WRITE;
+	if (s->payload_len == 0)
+		return IW_OK; /* zero-length Write: nothing to check (RFC 5041 §5.2) */
+	r = ddp_tagged_check(qp->cfg.stags, &s->h, qp->cfg.pd, DDP_ACCESS_REMOTE_WRITE,
+			     s->payload_len, &dst, &why);
+	if (r != IW_OK)
+		return rx_fail(qp, why == DDP_STAG_ACCESS ? IW_ERDMAP_ACCESS : r, false);
+	s->dst = dst;
+	return IW_OK;
+}
+
+static int rx_check_rresp(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	const struct qp_rd *rd;
+	enum ddp_stag_check why;
+	void *dst = NULL;
+	uint64_t rel;
+	int r;
+
+	s->kind = RX_RRESP;
+	if (!qp->rd_count)
+		return rx_fail(qp, IW_ERDMAP_OPCODE, false);
+	rd = &qp->rd[qp->rd_head];
+	if (s->h.stag != rd->sink_stag)
+		return rx_fail(qp, IW_EDDP_T_INVALID_STAG, false);
+	rel = s->h.to - rd->sink_to;
+	if (s->h.to < rd->sink_to || rel > rd->size || s->payload_len > rd->size - rel)
+		return rx_fail(qp, IW_EDDP_T_BOUNDS, false);
+	if (s->payload_len == 0)
+		return IW_OK;
+	r = ddp_tagged_check(qp->cfg.stags, &s->h, qp->cfg.pd, DDP_ACCESS_LOCAL_WRITE,
+			     s->payload_len, &dst, &why);
+	if (r != IW_OK)
+		return rx_fail(qp, why == DDP_STAG_ACCESS ? IW_ERDMAP_ACCESS : r, false);
+	s->dst = dst;
+	return IW_OK;
+}
+
+static int64_t rqe_len(const struct qp_rqe *r)
+{
+	int64_t n = 0;
+	int i;
+
+	for (i = 0; i < r->wr.num_sge; i++)
+		n += r->wr.sg[i].length;
+	return n;
+}
+
+static int rx_check_send(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	struct qp_rqe *r = qp->rq_count ? &qp->rq[qp->rq_head] : NULL;
+	struct iovec iov[RDMAP_MAX_SGE];
+	uint64_t total;
+	int err, i;
+
+	s->kind = RX_SEND;
+	err = ddp_untagged_check(&qp->rxq[DDP_QN_SEND], &s->h, DDP_QN_COUNT, r ? rqe_len(r) : -1,
+				 s->payload_len);
+	if (err != IW_OK)
+		return rx_fail(qp, err, false);
+	if (r->resolved)
+		return IW_OK;
+	if (!sge_resolve(qp, r->wr.sg, r->wr.num_sge, DDP_ACCESS_LOCAL_WRITE, iov, &total)) {
+		/* Our own receive buffer is bad: a local error, the WR completes LOC_PROT_ERR. */
+		r->failed = true;
+		qp_fail(qp, IW_ERDMAP_LOCAL, NULL, 0, 0, NULL);
+		return IW_ERDMAP_LOCAL;
+	}
+	for (i = 0; i < r->wr.num_sge; i++)
+		r->dst[i] = iov[i].iov_base;
+	r->resolved = true;
+	return IW_OK;
+}
+
+/*
+ * A Read Request lands in one of RDMAP's own QN 1 buffers (RFC 5040 §5.2,
+ * §6.1): there are IRD of them, each exactly one 28-octet header, freed when
+ * the Request has been fully answered.
+ */
+static int rx_check_rreq(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	int64_t buf = qp->ird_count < qp->ird_lim ? RDMAP_READ_REQ_LEN : -1;
+	enum ddp_stag_check c;
+	void *src = NULL;
+	int err;
+
+	s->kind = RX_RREQ;
+	err = ddp_untagged_check(&qp->rxq[DDP_QN_READ_REQ], &s->h, DDP_QN_COUNT, buf,
+				 s->payload_len + (uint32_t)(s->gathered - s->ddp_len));
+	if (err == IW_OK && (!s->h.last || s->h.mo != 0))
+		err = IW_EDDP_U_MO;
+	if (err != IW_OK)
+		return rx_fail(qp, err, true);
+	if (s->gathered < DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN)
+		return rx_fail(qp, IW_ERDMAP_OP_UNSPEC, false);
+	rdmap_read_req_decode(s->hdr + DDP_UNTAGGED_HDR_LEN, &s->rr);
+	if (s->rr.size == 0)
+		return IW_OK; /* zero-length Read: the source is not checked (RFC 5040 §5.2) */
+	c = ddp_stag_check(qp->cfg.stags, s->rr.src_stag, qp->cfg.pd, DDP_ACCESS_REMOTE_READ,
+			   s->rr.src_to, s->rr.size, &src);
+	switch (c) {
+	case DDP_STAG_OK:
+		s->src = src;
+		return IW_OK;
+	case DDP_STAG_PD:
+		return rx_fail(qp, IW_ERDMAP_STREAM, true);
+	case DDP_STAG_ACCESS:
+		return rx_fail(qp, IW_ERDMAP_ACCESS, true);
+	case DDP_STAG_BOUNDS:
+		return rx_fail(qp, IW_ERDMAP_BOUNDS, true);
+	case DDP_STAG_WRAP:
+		return rx_fail(qp, IW_ERDMAP_TO_WRAP, true);
+	case DDP_STAG_INVALID:
+	default:
+		return rx_fail(qp, IW_ERDMAP_INVALID_STAG, true);
+	}
+}
+
+static int rx_check_term(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	ssize_t r = rdmap_term_decode(s->hdr + s->ddp_len, s->gathered - s->ddp_len, &s->term);
+
+	s->kind = RX_TERM;
+	/* Honour it anyway: the stream is over (some peers mis-encode their Terminates). */
+	if (r < 0)
+		iw_log(IW_LOG_WARN, "rdmap_qp: malformed Terminate (%s): layer %u etype %u code %u",
+		       iw_errname((int)r), s->term.code.layer, s->term.code.etype,
+		       s->term.code.ecode);
+	return IW_OK;
+}
+
+/* RFC 6581 §9.3: the p2p responder's first FPDU must be the negotiated RTR. */
+static int rx_check_rtr(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	enum mpa_rtr form = MPA_RTR_NONE;
+
+	if (s->gathered == s->ulpdu_len)
+		form = mpa_rtr_classify(s->hdr, s->ulpdu_len);
+	if (form == MPA_RTR_NONE || form != qp->cfg.mpa.rtr) {
+		qp_fail(qp, IW_EMPA_RTR, NULL, 0, 0, NULL);
+		return IW_EMPA_RTR;
+	}
+	s->kind = RX_RTR;
+	s->rtr = form;
+	if (form == MPA_RTR_READ)
+		rdmap_read_req_decode(s->hdr + DDP_UNTAGGED_HDR_LEN, &s->rr);
+	return IW_OK;
+}
+
+/* Whole header gathered: validate it in the order of the error plan. */
+static int rx_header_done(struct rdmap_qp *qp, const uint8_t *hdr, size_t have, size_t ulpdu_len)
+{
+	struct qp_rxseg *s = &qp->seg;
+	const struct rdmap_opcode_info *info;
+	ssize_t r;
+
+	memset(s, 0, sizeof(*s));
+	memcpy(s->hdr, hdr, have);
+	s->gathered = have;
+	s->ulpdu_len = ulpdu_len;
+	s->payload_len = (uint32_t)(ulpdu_len - have);
+	if (qp->rtr_expected)
+		return rx_check_rtr(qp, s);
+	if (have < 1 || ulpdu_len < ddp_hdr_len(hdr[0] & DDP_CTRL_T))
+		return rx_fail(qp, IW_EDDP_SHORT, false);
+	r = ddp_hdr_decode(hdr, have, &s->h);
+	s->ddp_len = ddp_hdr_len(hdr[0] & DDP_CTRL_T);
+	if (r < 0)
+		return rx_fail(qp, r == IW_EAGAIN ? IW_EDDP_SHORT : (int)r, false);
+	if (rdmap_ctrl_rv(s->h.rsvdulp) != RDMAP_VERSION)
+		return rx_fail(qp, IW_ERDMAP_VERSION, false);
+	s->opcode = rdmap_ctrl_opcode(s->h.rsvdulp);
+	info = rdmap_opcode_info(s->opcode);
+	if (!info->supported)
+		return rx_fail(qp, IW_ERDMAP_OPCODE, false);
+	if (s->h.tagged != info->tagged || (!s->h.tagged && s->h.qn != info->qn))
+		return rx_fail(qp,
+			       !s->h.tagged && s->h.qn >= DDP_QN_COUNT ? IW_EDDP_U_QN
+								       : IW_ERDMAP_OPCODE,
+			       false);
+	switch (s->opcode) {
+	case RDMAP_OP_WRITE:
+		return rx_check_write(qp, s);
+	case RDMAP_OP_READ_RESP:
+		return rx_check_rresp(qp, s);
+	case RDMAP_OP_READ_REQ:
+		return rx_check_rreq(qp, s);
+	case RDMAP_OP_TERMINATE:
+		return rx_check_term(qp, s);
+	default:
+		return rx_check_send(qp, s);
+	}
+}
+
+static int rx_on_header(void *user, const uint8_t *hdr, size_t have, size_t ulpdu_len)
+{
+	struct rdmap_qp *qp = user;
+	size_t want = rx_hdr_want(qp, hdr, have, ulpdu_len);
+	int r;
+
+	if (qp->state != RDMAP_QP_RTS)
+		return qp->error;
+	if (want > have)
+		return (int)want;
+	r = rx_header_done(qp, hdr, have, ulpdu_len);
+	return r < 0 ? r : (int)have;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Receive: placement and delivery                                          */
+/* ---------------------------------------------------------------------- */
+
+static bool slot_owns(const struct qp_slot *s, const void *p)
+{
+	return (const uint8_t *)p >= (const uint8_t *)s &&
+	       (const uint8_t *)p < (const uint8_t *)(s + 1);
+}
+
+/*
+ * About to write [dst, dst + n): copy the unsent caller-memory payload of every
+ * queued FPDU that overlaps it into that slot's bounce buffer and point the
+ * FPDU there (see the theory of operation).  IW_ENOMEM if a bounce buffer
+ * cannot be had.
+ */
+static int tx_protect(struct rdmap_qp *qp, const uint8_t *dst, size_t n)
+{
+	for (uint32_t i = 0; i < qp->sl_count; i++) {
+		struct qp_slot *s = &qp->slots[(qp->sl_head + i) % QP_SLOTS];
+		struct mpa_fpdu *f = &s->f;
+		bool hit = false;
+		size_t used = 0;
+
+		for (int k = f->first; k < f->first + f->iovcnt; k++) {
+			const uint8_t *b = f->iov[k].iov_base;
+
+			if (!slot_owns(s, b) && b < dst + n && dst < b + f->iov[k].iov_len)
+				hit = true;
+		}
+		if (!hit)
+			continue;
+		if (!s->bounce && !(s->bounce = iw_malloc(MPA_ULPDU_MAX)))
+			return IW_ENOMEM;
+		for (int k = f->first; k < f->first + f->iovcnt; k++) {
+			struct iovec *v = &f->iov[k];
+
+			if (slot_owns(s, v->iov_base))
+				continue;
+			memmove(s->bounce + used, v->iov_base, v->iov_len);
+			v->iov_base = s->bounce + used;
+			used += v->iov_len;
+		}
+	}
+	return IW_OK;
+}
+
+static void rx_scatter(struct qp_rqe *r, uint64_t pos, const uint8_t *p, size_t n)
+{
+	int i;
+
+	for (i = 0; i < r->wr.num_sge && n; i++) {
+		uint64_t len = r->wr.sg[i].length;
+		size_t take;
+
+		if (pos >= len) {
+			pos -= len;
+			continue;
+		}
+		take = (size_t)IW_MIN((uint64_t)n, len - pos);
+		memcpy(r->dst[i] + pos, p, take);
+		p += take;
+		n -= take;
+		pos = 0;
+	}
+}
+
+/* A receive buffer is about to be written: protect all of its SGEs. */
+static int rx_protect_rqe(struct rdmap_qp *qp, const struct qp_rqe *r)
+{
+	for (int i = 0; i < r->wr.num_sge; i++) {
+		int rc = tx_protect(qp, r->dst[i], r->wr.sg[i].length);
+
+		if (rc != IW_OK)
+			return rc;
+	}
+	return IW_OK;
+}
+
+static int rx_on_payload(void *user, size_t off, const uint8_t *p, size_t n)
+{
+	struct rdmap_qp *qp = user;
+	struct qp_rxseg *s = &qp->seg;
+	size_t poff = off - s->gathered;
+
+	if (qp->state != RDMAP_QP_RTS)
+		return qp->error;
+	/* Every target below was checked against payload_len before the payload arrived. */
+	switch (s->kind) {
+	case RX_WRITE:
+	case RX_RRESP:
+		if (!s->dst)
+			break;
+		if (qp->sl_count && tx_protect(qp, s->dst + poff, n) != IW_OK)
+			return IW_ERDMAP_LOCAL;
+		memcpy(s->dst + poff, p, n);
+		break;
+	case RX_SEND:
+		if (qp->sl_count && rx_protect_rqe(qp, &qp->rq[qp->rq_head]) != IW_OK)
+			return IW_ERDMAP_LOCAL;
+		rx_scatter(&qp->rq[qp->rq_head], (uint64_t)s->h.mo + poff, p, n);
+		break;
+	default:
+		break; /* a Terminate's excess octets are ignored */
+	}
+	return IW_OK;
+}
+
+static void ird_push(struct rdmap_qp *qp, const struct rdmap_read_req *rr, uint8_t *src)
+{
+	struct qp_ird *e = &qp->ird[(qp->ird_head + qp->ird_count) % qp->ird_size];
+
+	e->rr = *rr;
+	e->src = src;
+	qp->ird_count++;
+}
+
+static void rx_done_rtr(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	qp->rtr_expected = false;
+	/* The RTR is an ordinary message of its queue: the next one has MSN 2. */
+	if (s->rtr == MPA_RTR_SEND)
+		qp->rxq[DDP_QN_SEND].msn++;
+	if (s->rtr == MPA_RTR_READ) {
+		qp->rxq[DDP_QN_READ_REQ].msn++;
+		s->rr.size = 0;
+		ird_push(qp, &s->rr, NULL);
+	}
+}
+
+static void rx_done_rresp(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	struct qp_rd rd;
+
+	if (!s->h.last)
+		return;
+	rd = qp->rd[qp->rd_head];
+	qp->rd_head = (qp->rd_head + 1) % qp->rd_size;
+	qp->rd_count--;
+	if (rd.rtr)
+		return;
+	qp->rd_wr_count--;
+	sq_done(qp, rd.sq_idx, RDMAP_WC_SUCCESS, IW_OK, rd.size);
+}
+
+static int rx_done_send(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	const struct rdmap_opcode_info *info = rdmap_opcode_info(s->opcode);
+	struct rdmap_wc wc = {0};
+
+	if (!ddp_untagged_advance(&qp->rxq[DDP_QN_SEND], &s->h, s->payload_len))
+		return IW_OK;
+	if (info->inv_stag) {
+		enum ddp_stag_check why;
+
+		if (ddp_stag_invalidate(qp->cfg.stags, s->h.rsvdulp2, qp->cfg.pd, true, &why) !=
+		    IW_OK)
+			return rx_fail(qp, IW_ERDMAP_CANT_INVALIDATE, false);
+		wc.invalidated = true;
+		wc.invalidated_stag = s->h.rsvdulp2;
+	}
+	wc.wr_id = qp->rq[qp->rq_head].wr.wr_id;
+	wc.status = RDMAP_WC_SUCCESS;
+	wc.opcode = RDMAP_WC_RECV;
+	wc.byte_len = s->h.mo + s->payload_len;
+	wc.solicited = info->solicited;
+	qp->rq_head = (qp->rq_head + 1) % qp->cfg.rq_depth;
+	qp->rq_count--;
+	cq_push(qp, &wc);
+	return IW_OK;
+}
+
+static enum rdmap_wc_status term_status(const struct rdmap_term *t)
+{
+	if (t->code.layer == IW_TERM_LAYER_RDMAP && t->code.etype == 1)
+		return RDMAP_WC_REM_ACCESS_ERR;
+	if (t->code.layer == IW_TERM_LAYER_RDMAP && t->code.etype == 2)
+		return RDMAP_WC_REM_OP_ERR;
+	if (t->code.layer == IW_TERM_LAYER_DDP || t->code.layer == IW_TERM_LAYER_LLP)
+		return RDMAP_WC_REM_INV_REQ_ERR;
+	return RDMAP_WC_GENERAL_ERR;
+}
+
+/* The peer's Terminate: keep it, fail our WRs with its meaning, no Terminate back. */
+static int rx_done_term(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	qp->term_recv = s->term;
+	qp->has_term_recv = true;
+	qp->error = IW_ERDMAP_TERMINATED;
+	qp_flush_all(qp, IW_ERDMAP_TERMINATED, term_status(&s->term));
+	tx_drop_unsent(qp, true);
+	qp->state = RDMAP_QP_ERROR;
+	return IW_ERDMAP_TERMINATED;
+}
+
+static int rx_on_done(void *user)
+{
+	struct rdmap_qp *qp = user;
+	struct qp_rxseg *s = &qp->seg;
+
+	if (qp->state != RDMAP_QP_RTS)
+		return qp->error;
+	qp->may_send = true;
+	switch (s->kind) {
+	case RX_RTR:
+		rx_done_rtr(qp, s);
+		break;
+	case RX_RRESP:
+		rx_done_rresp(qp, s);
+		break;
+	case RX_SEND:
+		return rx_done_send(qp, s);
+	case RX_RREQ:
+		ddp_untagged_advance(&qp->rxq[DDP_QN_READ_REQ], &s->h, RDMAP_READ_REQ_LEN);
+		ird_push(qp, &s->rr, s->src);
+		break;
+	case RX_TERM:
+		return rx_done_term(qp, s);
+	default:
+		break;
+	}
+	return IW_OK;
+}
+
+static const struct mpa_rx_ops qp_rx_ops = {
+	.ulpdu_header = rx_on_header,
+	.ulpdu_payload = rx_on_payload,
+	.fpdu_done = rx_on_done,
+};
+
+ssize_t rdmap_qp_read_stream(struct rdmap_qp *qp, const void *buf, size_t len)
+{
+	ssize_t r;
+
+	if (!qp || (!buf && len))
+		return IW_EINVAL;
+	if (qp->state != RDMAP_QP_RTS)
+		return qp->error ? qp->error : IW_ESTATE;
+	r = mpa_rx_read_stream(&qp->rx, buf, len);
+	if (r >= 0)
+		return r;
+	/* MPA's own errors (CRC, Marker) carry no header copy (RFC 5040 figure 10). */
+	qp_fail(qp, (int)r, NULL, 0, 0, NULL);
+	return qp->error;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Work requests                                                            */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Every posted WR completes exactly once, so the completion ring cannot
+ * overflow as long as completions not yet polled plus WRs outstanding fit it:
+ * a caller that does not poll gets IW_ENOSPC instead of lost completions.
+ */
+static bool cq_room(const struct rdmap_qp *qp)
+{
+	return qp->cq_count + qp->sq_count + qp->rq_count < qp->cq_size;
+}
+
+int rdmap_qp_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
+{
+	struct qp_sqe *e;
+
+	if (!qp || !wr)
+		return IW_EINVAL;
+	if (qp->state != RDMAP_QP_RTS)
+		return IW_ESTATE;
+	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE || (unsigned)wr->opcode > RDMAP_WR_READ)
+		return IW_EINVAL;
+	if (wr->opcode == RDMAP_WR_READ && (wr->num_sge != 1 || qp->ord_lim == 0))
+		return IW_EINVAL;
+	if (qp->sq_count == qp->cfg.sq_depth || !cq_room(qp))
+		return IW_ENOSPC;
+	e = sq_at(qp, qp->sq_count);
+	memset(e, 0, sizeof(*e));
+	e->wr = *wr;
+	e->st = SQ_QUEUED;
+	qp->sq_count++;
+	return IW_OK;
+}
+
+int rdmap_qp_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr)
+{
+	struct qp_rqe *r;
+
+	if (!qp || !wr)
+		return IW_EINVAL;
+	if (qp->state != RDMAP_QP_RTS)
+		return IW_ESTATE;
+	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE)
+		return IW_EINVAL;
+	if (qp->rq_count == qp->cfg.rq_depth || !cq_room(qp))
+		return IW_ENOSPC;
+	r = &qp->rq[(qp->rq_head + qp->rq_count) % qp->cfg.rq_depth];
+	memset(r, 0, sizeof(*r));
+	r->wr = *wr;
+	qp->rq_count++;
+	return IW_OK;
+}
+
+int rdmap_qp_poll(struct rdmap_qp *qp, struct rdmap_wc *wc, int n)
+{
+	int i = 0;
+
+	if (!qp || !wc)
+		return 0;
+	while (i < n && qp->cq_count) {
+		wc[i++] = qp->cq[qp->cq_head];
+		qp->cq_head = (qp->cq_head + 1) % qp->cq_size;
+		qp->cq_count--;
+	}
+	return i;
+}
+
+void rdmap_qp_llp_closed(struct rdmap_qp *qp)
+{
+	if (!qp)
+		return;
+	if (qp->state == RDMAP_QP_RTS) {
+		qp_fail(qp, IW_EMPA_CLOSED, NULL, 0, 0, NULL);
+		return;
+	}
+	/* A Terminate still being written cannot get out any more. */
+	tx_drop_unsent(qp, true);
+	qp->state = RDMAP_QP_ERROR;
+}
+
+void rdmap_qp_flush(struct rdmap_qp *qp)
+{
+	if (!qp)
+		return;
+	if (qp->state == RDMAP_QP_RTS) {
+		qp_fail(qp, IW_ERDMAP_FLUSHED, NULL, 0, 0, NULL);
+		return;
+	}
+	qp_flush_all(qp, qp->error, RDMAP_WC_WR_FLUSH_ERR);
+	tx_drop_unsent(qp, true);
+	qp->state = RDMAP_QP_ERROR;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Create / destroy                                                         */
+/* ---------------------------------------------------------------------- */
+
+static bool config_ok(const struct rdmap_qp_config *c)
+{
+	if (!c->stags)
+		return false;
+	if (c->sq_depth < 1 || c->sq_depth > QP_DEPTH_MAX || c->rq_depth < 1 ||
+	    c->rq_depth > QP_DEPTH_MAX)
+		return false;
+	if (c->mulpdu < MPA_MULPDU_MIN || c->mulpdu > MPA_ULPDU_MAX)
+		return false;
+	/* p2p needs exactly one negotiated RTR form. */
+	if (c->mpa.p2p && c->mpa.rtr != MPA_RTR_SEND && c->mpa.rtr != MPA_RTR_WRITE &&
+	    c->mpa.rtr != MPA_RTR_READ)
+		return false;
+	return true;
+}
+
+void rdmap_qp_destroy(struct rdmap_qp *qp)
+{
+	if (!qp)
+		return;
+	iw_free(qp->sq);
+	iw_free(qp->rq);
+	iw_free(qp->cq);
+	iw_free(qp->rd);
+	iw_free(qp->ird);
+	for (uint32_t i = 0; qp->slots && i < QP_SLOTS; i++)
+		iw_free(qp->slots[i].bounce);
+	iw_free(qp->slots);
+	iw_free(qp);
+}
+
+static void qp_init_rtr(struct rdmap_qp *qp)
+{
+	if (!qp->cfg.mpa.p2p)
+		return;
+	if (!qp->cfg.initiator) {
+		qp->rtr_expected = true;
+		return;
+	}
+	qp->rtr_pending = true;
+	/* The RTR uses MSN 1 of its queue; a Read RTR is answered like any Read. */
+	if (qp->cfg.mpa.rtr == MPA_RTR_SEND)
+		qp->tx_msn[DDP_QN_SEND]++;
+	if (qp->cfg.mpa.rtr == MPA_RTR_READ) {
+		struct qp_rd *rd = &qp->rd[0];
+
+		qp->tx_msn[DDP_QN_READ_REQ]++;
+		memset(rd, 0, sizeof(*rd));
+		rd->rtr = true;
+		rd->sink_stag = 1; /* mpa_rtr_encode()'s placeholder sink STag, TO 0 */
+		qp->rd_count = 1;
+	}
+}
+
+int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **out)
+{
+	struct mpa_rx_config rxc;
+	struct rdmap_qp *qp;
+	int i;
+
+	if (!cfg || !out || !config_ok(cfg))
+		return IW_EINVAL;
+	*out = NULL;
+	qp = iw_calloc(1, sizeof(*qp));
+	if (!qp)
+		return IW_ENOMEM;
+	qp->cfg = *cfg;
+	qp->ord_lim = IW_MIN((uint32_t)cfg->mpa.ord, cfg->sq_depth);
+	qp->ird_lim = IW_MIN((uint32_t)cfg->mpa.ird, QP_IRD_CAP);
+	qp->rd_size = qp->ord_lim + 1;	/* + the Read RTR */
+	qp->ird_size = qp->ird_lim + 1; /* + the Read RTR */
+	qp->cq_size = cfg->sq_depth + cfg->rq_depth + qp->ord_lim;
+	qp->sq = iw_calloc(cfg->sq_depth, sizeof(*qp->sq));
+	qp->rq = iw_calloc(cfg->rq_depth, sizeof(*qp->rq));
+	qp->cq = iw_calloc(qp->cq_size, sizeof(*qp->cq));
+	qp->rd = iw_calloc(qp->rd_size, sizeof(*qp->rd));
+	qp->ird = iw_calloc(qp->ird_size, sizeof(*qp->ird));
+	qp->slots = iw_calloc(QP_SLOTS, sizeof(*qp->slots));
+	if (!qp->sq || !qp->rq || !qp->cq || !qp->rd || !qp->ird || !qp->slots) {
+		rdmap_qp_destroy(qp);
+		return IW_ENOMEM;
+	}
+	qp->state = RDMAP_QP_RTS;
+	for (i = 0; i < DDP_QN_COUNT; i++) {
+		qp->tx_msn[i] = DDP_MSN_FIRST;
+		ddp_untagged_queue_init(&qp->rxq[i]);
+	}
+	qp->may_send = !(cfg->mpa.wait_first_fpdu && !cfg->initiator);
+	qp_init_rtr(qp);
+	mpa_tx_init(&qp->tx, cfg->mpa.crc, cfg->mpa.markers_tx, 0);
+	mpa_rx_config_default(&rxc);
+	rxc.crc = cfg->mpa.crc;
+	rxc.markers = cfg->mpa.markers_rx;
+	rxc.pos = 0;
+	rxc.hdr_min = 2;
+	rxc.max_ulpdu = MPA_ULPDU_MAX;
+	if (mpa_rx_init(&qp->rx, &rxc, &qp_rx_ops, qp) != IW_OK) {
+		rdmap_qp_destroy(qp);
+		return IW_EINVAL;
+	}
+	*out = qp;
+	return IW_OK;
+}
