@@ -204,6 +204,8 @@ void rdmap_qp_config_default(struct rdmap_qp_config *cfg)
 const char *rdmap_qp_state_name(enum rdmap_qp_state st)
 {
 	switch (st) {
+	case RDMAP_QP_IDLE:
+		return "IDLE";
 	case RDMAP_QP_RTS:
 		return "RTS";
 	case RDMAP_QP_CLOSING:
@@ -381,12 +383,18 @@ static void tx_drop_unsent(struct rdmap_qp *qp, bool all)
 	qp->sl_count = keep;
 }
 
+/* Full operation: RTS, or CLOSING (still sending what is queued, still receiving). */
+static bool qp_live(const struct rdmap_qp *qp)
+{
+	return qp->state == RDMAP_QP_RTS || qp->state == RDMAP_QP_CLOSING;
+}
+
 static void qp_fail(struct rdmap_qp *qp, int err, const uint8_t *ddp_hdr, size_t ddp_hdr_len,
 		    size_t seg_len, const uint8_t *rreq)
 {
 	struct iw_term_code code;
 
-	if (qp->state != RDMAP_QP_RTS)
+	if (!qp_live(qp))
 		return;
 	qp->error = err;
 	iw_log(IW_LOG_DEBUG, "rdmap_qp: fatal error %s", iw_errname(err));
@@ -635,7 +643,7 @@ static bool tx_next_msg(struct rdmap_qp *qp)
 		tx_start_term(qp);
 		return true;
 	}
-	if (qp->state != RDMAP_QP_RTS)
+	if (!qp_live(qp))
 		return false;
 	if (qp->rtr_pending) {
 		tx_start_rtr(qp);
@@ -1011,7 +1019,7 @@ static int rx_on_header(void *user, const uint8_t *hdr, size_t have, size_t ulpd
 	size_t want = rx_hdr_want(qp, hdr, have, ulpdu_len);
 	int r;
 
-	if (qp->state != RDMAP_QP_RTS)
+	if (!qp_live(qp))
 		return qp->error;
 	if (want > have)
 		return (int)want;
@@ -1104,7 +1112,7 @@ static int rx_on_payload(void *user, size_t off, const uint8_t *p, size_t n)
 	struct qp_rxseg *s = &qp->seg;
 	size_t poff = off - s->gathered;
 
-	if (qp->state != RDMAP_QP_RTS)
+	if (!qp_live(qp))
 		return qp->error;
 	/* Every target below was checked against payload_len before the payload arrived. */
 	switch (s->kind) {
@@ -1219,7 +1227,7 @@ static int rx_on_done(void *user)
 	struct rdmap_qp *qp = user;
 	struct qp_rxseg *s = &qp->seg;
 
-	if (qp->state != RDMAP_QP_RTS)
+	if (!qp_live(qp))
 		return qp->error;
 	qp->may_send = true;
 	switch (s->kind) {
@@ -1255,7 +1263,7 @@ ssize_t rdmap_qp_read_stream(struct rdmap_qp *qp, const void *buf, size_t len)
 
 	if (!qp || (!buf && len))
 		return IW_EINVAL;
-	if (qp->state != RDMAP_QP_RTS)
+	if (!qp_live(qp))
 		return qp->error ? qp->error : IW_ESTATE;
 	r = mpa_rx_read_stream(&qp->rx, buf, len);
 	if (r >= 0)
@@ -1285,7 +1293,7 @@ int rdmap_qp_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 
 	if (!qp || !wr)
 		return IW_EINVAL;
-	if (qp->state != RDMAP_QP_RTS)
+	if (qp->state != RDMAP_QP_RTS && qp->state != RDMAP_QP_IDLE)
 		return IW_ESTATE;
 	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE || (unsigned)wr->opcode > RDMAP_WR_READ)
 		return IW_EINVAL;
@@ -1307,7 +1315,7 @@ int rdmap_qp_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr)
 
 	if (!qp || !wr)
 		return IW_EINVAL;
-	if (qp->state != RDMAP_QP_RTS)
+	if (qp->state != RDMAP_QP_RTS && qp->state != RDMAP_QP_IDLE)
 		return IW_ESTATE;
 	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE)
 		return IW_EINVAL;
@@ -1334,11 +1342,24 @@ int rdmap_qp_poll(struct rdmap_qp *qp, struct rdmap_wc *wc, int n)
 	return i;
 }
 
+/* Complete everything left with a flush status, no Terminate: the end of a QP
+ * that was never started or that closed gracefully (rdmap_qp_error() stays IW_OK). */
+static void qp_flush_quietly(struct rdmap_qp *qp)
+{
+	qp_flush_all(qp, IW_ERDMAP_FLUSHED, RDMAP_WC_WR_FLUSH_ERR);
+	tx_drop_unsent(qp, true);
+	qp->state = RDMAP_QP_ERROR;
+}
+
 void rdmap_qp_llp_closed(struct rdmap_qp *qp)
 {
 	if (!qp)
 		return;
-	if (qp->state == RDMAP_QP_RTS) {
+	if (qp->state == RDMAP_QP_IDLE || rdmap_qp_tx_done(qp)) {
+		qp_flush_quietly(qp);
+		return;
+	}
+	if (qp_live(qp)) {
 		qp_fail(qp, IW_EMPA_CLOSED, NULL, 0, 0, NULL);
 		return;
 	}
@@ -1351,7 +1372,11 @@ void rdmap_qp_flush(struct rdmap_qp *qp)
 {
 	if (!qp)
 		return;
-	if (qp->state == RDMAP_QP_RTS) {
+	if (qp->state == RDMAP_QP_IDLE) {
+		qp_flush_quietly(qp);
+		return;
+	}
+	if (qp_live(qp)) {
 		qp_fail(qp, IW_ERDMAP_FLUSHED, NULL, 0, 0, NULL);
 		return;
 	}
@@ -1418,11 +1443,36 @@ static void qp_init_rtr(struct rdmap_qp *qp)
 	}
 }
 
-int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **out)
+/* Enter RTS with the negotiated parameters `p`. */
+static int qp_start(struct rdmap_qp *qp, const struct mpa_params *p)
 {
 	struct mpa_rx_config rxc;
+
+	qp->cfg.mpa = *p;
+	qp->ord_lim = IW_MIN((uint32_t)p->ord, qp->cfg.sq_depth);
+	qp->ird_lim = IW_MIN((uint32_t)p->ird, QP_IRD_CAP);
+	for (int i = 0; i < DDP_QN_COUNT; i++) {
+		qp->tx_msn[i] = DDP_MSN_FIRST;
+		ddp_untagged_queue_init(&qp->rxq[i]);
+	}
+	qp->may_send = !(p->wait_first_fpdu && !qp->cfg.initiator);
+	mpa_tx_init(&qp->tx, p->crc, p->markers_tx, 0);
+	mpa_rx_config_default(&rxc);
+	rxc.crc = p->crc;
+	rxc.markers = p->markers_rx;
+	rxc.pos = 0;
+	rxc.hdr_min = 2;
+	rxc.max_ulpdu = MPA_ULPDU_MAX;
+	if (mpa_rx_init(&qp->rx, &rxc, &qp_rx_ops, qp) != IW_OK)
+		return IW_EINVAL;
+	qp_init_rtr(qp);
+	qp->state = RDMAP_QP_RTS;
+	return IW_OK;
+}
+
+int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **out)
+{
 	struct rdmap_qp *qp;
-	int i;
 
 	if (!cfg || !out || !config_ok(cfg))
 		return IW_EINVAL;
@@ -1446,24 +1496,45 @@ int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **out)
 		rdmap_qp_destroy(qp);
 		return IW_ENOMEM;
 	}
-	qp->state = RDMAP_QP_RTS;
-	for (i = 0; i < DDP_QN_COUNT; i++) {
-		qp->tx_msn[i] = DDP_MSN_FIRST;
-		ddp_untagged_queue_init(&qp->rxq[i]);
-	}
-	qp->may_send = !(cfg->mpa.wait_first_fpdu && !cfg->initiator);
-	qp_init_rtr(qp);
-	mpa_tx_init(&qp->tx, cfg->mpa.crc, cfg->mpa.markers_tx, 0);
-	mpa_rx_config_default(&rxc);
-	rxc.crc = cfg->mpa.crc;
-	rxc.markers = cfg->mpa.markers_rx;
-	rxc.pos = 0;
-	rxc.hdr_min = 2;
-	rxc.max_ulpdu = MPA_ULPDU_MAX;
-	if (mpa_rx_init(&qp->rx, &rxc, &qp_rx_ops, qp) != IW_OK) {
+	qp->state = RDMAP_QP_IDLE;
+	if (!cfg->start_idle && qp_start(qp, &cfg->mpa) != IW_OK) {
 		rdmap_qp_destroy(qp);
 		return IW_EINVAL;
 	}
 	*out = qp;
 	return IW_OK;
+}
+
+int rdmap_qp_start(struct rdmap_qp *qp, const struct mpa_params *p)
+{
+	if (!qp)
+		return IW_EINVAL;
+	if (qp->state != RDMAP_QP_IDLE)
+		return IW_ESTATE;
+	p = p ? p : &qp->cfg.mpa;
+	/* The rings were sized from the capacities given at create time. */
+	if (IW_MIN((uint32_t)p->ord, qp->cfg.sq_depth) > qp->ord_lim ||
+	    IW_MIN((uint32_t)p->ird, QP_IRD_CAP) > qp->ird_lim)
+		return IW_EINVAL;
+	return qp_start(qp, p);
+}
+
+int rdmap_qp_close(struct rdmap_qp *qp)
+{
+	if (!qp)
+		return IW_EINVAL;
+	if (qp->state == RDMAP_QP_IDLE) {
+		qp_flush_quietly(qp);
+		return IW_OK;
+	}
+	if (qp->state != RDMAP_QP_RTS)
+		return IW_ESTATE;
+	qp->state = RDMAP_QP_CLOSING;
+	return IW_OK;
+}
+
+bool rdmap_qp_tx_done(const struct rdmap_qp *qp)
+{
+	return qp && qp->state == RDMAP_QP_CLOSING && qp->sq_count == 0 && qp->ird_count == 0 &&
+	       qp->sl_count == 0 && !qp->txm.active && !qp->rtr_pending;
 }

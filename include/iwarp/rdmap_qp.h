@@ -99,6 +99,7 @@ struct rdmap_wc {
 };
 
 enum rdmap_qp_state {
+	RDMAP_QP_IDLE,	    /* created with start_idle: WRs may be posted, nothing moves yet */
 	RDMAP_QP_RTS,	    /* full operation */
 	RDMAP_QP_CLOSING,   /* graceful close requested: sending what is queued, then EOF */
 	RDMAP_QP_TERMINATE, /* fatal error: our Terminate is being sent */
@@ -112,8 +113,11 @@ struct rdmap_qp_config {
 	uint32_t rq_depth;	      /* receive WRs posted at most (1..4096) */
 	uint32_t mulpdu;	      /* from mpa_mulpdu(EMSS, markers_tx) */
 	uint32_t max_msg;	      /* largest message accepted (default 1 GiB) */
-	struct mpa_params mpa;	      /* negotiated: CRC, Markers each way, p2p/RTR, IRD, ORD */
-	bool initiator; /* MPA role: the initiator sends the first FPDU (RTR if p2p) */
+	/* negotiated: CRC, Markers each way, p2p/RTR, IRD, ORD; with start_idle, ird and ord
+	 * are the capacities to allocate (rdmap_qp_start() brings the negotiated ones) */
+	struct mpa_params mpa;
+	bool initiator;	 /* MPA role: the initiator sends the first FPDU (RTR if p2p) */
+	bool start_idle; /* create in IDLE; rdmap_qp_start() enters RTS */
 };
 
 struct rdmap_qp;
@@ -122,19 +126,40 @@ struct rdmap_qp;
 IW_EXPORT void rdmap_qp_config_default(struct rdmap_qp_config *cfg);
 
 /*
- * Create a QP in RTS.  IW_EINVAL for a bad config, IW_ENOMEM.  With p2p the
+ * Create a QP in RTS (IDLE with cfg->start_idle).  IW_EINVAL for a bad config, IW_ENOMEM.  With p2p the
  * initiator queues the negotiated RTR as its first FPDU, and the responder
  * expects that RTR as the first FPDU it receives (answering a Read RTR with a
  * zero-length Read Response); the RTR completes no work request.
  */
 IW_EXPORT int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **qp);
 
+/*
+ * IDLE -> RTS once MPA has negotiated `p` (NULL: the config's).  p->ird and
+ * p->ord may not exceed the capacities the QP was created with (IW_EINVAL);
+ * IW_ESTATE unless IDLE.  Work posted while IDLE starts moving now.
+ */
+IW_EXPORT int rdmap_qp_start(struct rdmap_qp *qp, const struct mpa_params *p);
+
+/*
+ * Graceful close (RFC 5040 §6.2, ULP graceful teardown): RTS -> CLOSING.  New
+ * posts are refused (IW_ESTATE); what is queued still goes out and incoming
+ * data is still accepted.  When rdmap_qp_tx_done() turns true the caller
+ * closes its TCP half (FIN); the peer's FIN then arrives as rdmap_qp_llp_closed(),
+ * which moves to ERROR flushing what is left (posted receives) with
+ * RDMAP_WC_WR_FLUSH_ERR, err IW_ERDMAP_FLUSHED, while rdmap_qp_error() stays
+ * IW_OK (a FIN before tx_done is an LLP failure as in RTS).  Closing an IDLE QP
+ * flushes it the same quiet way.  IW_ESTATE in TERMINATE/ERROR.
+ */
+IW_EXPORT int rdmap_qp_close(struct rdmap_qp *qp);
+/* CLOSING and nothing left to send or to wait for (send queue, Read Responses, FPDUs). */
+IW_EXPORT bool rdmap_qp_tx_done(const struct rdmap_qp *qp);
+
 /* Destroy: outstanding WRs are dropped (call rdmap_qp_flush() first to complete them). */
 IW_EXPORT void rdmap_qp_destroy(struct rdmap_qp *qp);
 
 /*
  * Post work.  IW_OK, IW_ENOSPC when the queue is full, IW_EINVAL for a malformed
- * WR (num_sge out of range, Read with num_sge != 1), IW_ESTATE outside RTS.
+ * WR (num_sge out of range, Read with num_sge != 1), IW_ESTATE outside IDLE/RTS.
  * SGEs are checked against the STag table when the WR is processed; a failure
  * completes that WR with RDMAP_WC_LOC_PROT_ERR and moves the QP to ERROR.
  */

@@ -851,6 +851,179 @@ START_TEST(llp_closed_flushes_every_posted_work_request)
 }
 END_TEST
 
+START_TEST(idle_qp_holds_posted_work_until_started)
+{
+	struct b2b_opts o;
+	struct rdmap_qp_config cfg;
+	struct rdmap_wc wc;
+	struct iovec iov[4];
+	size_t bytes;
+	struct b2b *b;
+	uint8_t src[100], dst[100];
+	uint32_t ls, ld;
+
+	b2b_opts_default(&o);
+	b = b2b_create(&o);
+	/* Replace A by a QP created IDLE, as a connection manager would before MPA ends. */
+	cfg = b->cfg[B2B_A];
+	cfg.start_idle = true;
+	rdmap_qp_destroy(b->qp[B2B_A]);
+	ck_assert_int_eq(rdmap_qp_create(&cfg, &b->qp[B2B_A]), IW_OK);
+	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_A]), RDMAP_QP_IDLE);
+	ck_assert_str_eq(rdmap_qp_state_name(RDMAP_QP_IDLE), "IDLE");
+
+	memset(src, 0x5A, sizeof(src));
+	ls = b2b_reg(b, B2B_A, src, sizeof(src), 0);
+	ld = b2b_reg(b, B2B_B, dst, sizeof(dst), DDP_ACCESS_LOCAL_WRITE);
+	ck_assert_int_eq(b2b_post_recv(b, B2B_B, 7, dst, sizeof(dst), ld), IW_OK);
+	ck_assert_int_eq(
+		b2b_post_send(b, B2B_A, RDMAP_WR_SEND, RDMAP_WR_SIGNALED, 8, src, sizeof(src), ls),
+		IW_OK);
+	/* Nothing moves and nothing is accepted while IDLE. */
+	ck_assert_int_eq(rdmap_qp_tx_iov(b->qp[B2B_A], iov, 4, &bytes), 0);
+	ck_assert_uint_eq(bytes, 0);
+	ck_assert_int_eq(rdmap_qp_read_stream(b->qp[B2B_A], "x", 1), IW_ESTATE);
+	ck_assert_uint_eq(b2b_pump(b), 0);
+
+	ck_assert_int_eq(rdmap_qp_start(b->qp[B2B_A], NULL), IW_OK);
+	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_A]), RDMAP_QP_RTS);
+	ck_assert_int_eq(rdmap_qp_start(b->qp[B2B_A], NULL), IW_ESTATE);
+	ck_assert_int_eq(b2b_wait(b, B2B_B, &wc), 1);
+	ck_assert_int_eq(wc.status, RDMAP_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, RDMAP_WC_RECV);
+	ck_assert_uint_eq(wc.byte_len, sizeof(src));
+	ck_assert_mem_eq(dst, src, sizeof(src));
+	ck_assert_int_eq(b2b_wait(b, B2B_A, &wc), 1);
+	ck_assert_int_eq(wc.opcode, RDMAP_WC_SEND);
+	ck_assert_uint_eq(wc.wr_id, 8);
+	b2b_dereg(b, B2B_A, ls);
+	b2b_dereg(b, B2B_B, ld);
+	b2b_check_clean(b, RDMAP_QP_RTS);
+	b2b_destroy(b);
+}
+END_TEST
+
+START_TEST(idle_qp_refuses_a_start_beyond_its_capacity_and_flushes_on_close)
+{
+	struct b2b_opts o;
+	struct rdmap_qp_config cfg;
+	struct mpa_params big;
+	struct rdmap_wc wc;
+	struct b2b *b;
+	uint8_t buf[64];
+	uint32_t l;
+
+	b2b_opts_default(&o);
+	b = b2b_create(&o);
+	cfg = b->cfg[B2B_A];
+	cfg.start_idle = true;
+	rdmap_qp_destroy(b->qp[B2B_A]);
+	ck_assert_int_eq(rdmap_qp_create(&cfg, &b->qp[B2B_A]), IW_OK);
+	big = cfg.mpa;
+	big.ird = (uint16_t)(cfg.mpa.ird + 1);
+	ck_assert_int_eq(rdmap_qp_start(b->qp[B2B_A], &big), IW_EINVAL);
+	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_A]), RDMAP_QP_IDLE);
+
+	l = b2b_reg(b, B2B_A, buf, sizeof(buf), DDP_ACCESS_LOCAL_WRITE);
+	ck_assert_int_eq(b2b_post_recv(b, B2B_A, 1, buf, sizeof(buf), l), IW_OK);
+	ck_assert_int_eq(rdmap_qp_close(b->qp[B2B_A]), IW_OK);
+	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_A]), RDMAP_QP_ERROR);
+	ck_assert_int_eq(rdmap_qp_poll(b->qp[B2B_A], &wc, 1), 1);
+	ck_assert_int_eq(wc.status, RDMAP_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(wc.err, IW_ERDMAP_FLUSHED);
+	ck_assert_int_eq(rdmap_qp_error(b->qp[B2B_A]), IW_OK);
+	ck_assert_ptr_null(rdmap_qp_term_sent(b->qp[B2B_A]));
+	b2b_dereg(b, B2B_A, l);
+	b2b_destroy(b);
+}
+END_TEST
+
+START_TEST(graceful_close_sends_what_is_queued_then_flushes_quietly)
+{
+	struct b2b_opts o;
+	struct rdmap_wc wc;
+	struct b2b *b;
+	uint8_t src[3][300], dst[3][300], spare[16];
+	uint32_t ls, ld, lsp;
+	int i;
+
+	b2b_opts_default(&o);
+	b = b2b_create(&o);
+	memset(src, 0xC3, sizeof(src));
+	ls = b2b_reg(b, B2B_A, src, sizeof(src), 0);
+	lsp = b2b_reg(b, B2B_A, spare, sizeof(spare), DDP_ACCESS_LOCAL_WRITE);
+	ld = b2b_reg(b, B2B_B, dst, sizeof(dst), DDP_ACCESS_LOCAL_WRITE);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(b2b_post_recv(b, B2B_B, 10 + i, dst[i], sizeof(dst[i]), ld),
+				 IW_OK);
+		ck_assert_int_eq(b2b_post_send(b, B2B_A, RDMAP_WR_SEND, RDMAP_WR_SIGNALED, 20 + i,
+					       src[i], sizeof(src[i]), ls),
+				 IW_OK);
+	}
+	ck_assert_int_eq(b2b_post_recv(b, B2B_A, 30, spare, sizeof(spare), lsp), IW_OK);
+
+	ck_assert_int_eq(rdmap_qp_close(b->qp[B2B_A]), IW_OK);
+	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_A]), RDMAP_QP_CLOSING);
+	ck_assert_str_eq(rdmap_qp_state_name(RDMAP_QP_CLOSING), "CLOSING");
+	ck_assert_int_eq(rdmap_qp_close(b->qp[B2B_A]), IW_ESTATE);
+	ck_assert_int_eq(b2b_post_send(b, B2B_A, RDMAP_WR_SEND, 0, 99, src[0], 1, ls), IW_ESTATE);
+	ck_assert_int_eq(b2b_post_recv(b, B2B_A, 98, spare, 1, lsp), IW_ESTATE);
+	ck_assert(!rdmap_qp_tx_done(b->qp[B2B_A]));
+
+	/* What was queued still goes out and completes. */
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(b2b_wait(b, B2B_B, &wc), 1);
+		ck_assert_int_eq(wc.status, RDMAP_WC_SUCCESS);
+		ck_assert_uint_eq(wc.wr_id, 10 + (uint64_t)i);
+		ck_assert_int_eq(b2b_wait(b, B2B_A, &wc), 1);
+		ck_assert_int_eq(wc.status, RDMAP_WC_SUCCESS);
+		ck_assert_uint_eq(wc.wr_id, 20 + (uint64_t)i);
+	}
+	ck_assert_mem_eq(dst, src, sizeof(src));
+	ck_assert(rdmap_qp_tx_done(b->qp[B2B_A]));
+
+	/* The peer's FIN after ours: a quiet end, the spare receive flushed. */
+	rdmap_qp_llp_closed(b->qp[B2B_A]);
+	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_A]), RDMAP_QP_ERROR);
+	ck_assert_int_eq(rdmap_qp_error(b->qp[B2B_A]), IW_OK);
+	ck_assert_ptr_null(rdmap_qp_term_sent(b->qp[B2B_A]));
+	ck_assert_int_eq(rdmap_qp_poll(b->qp[B2B_A], &wc, 1), 1);
+	ck_assert_uint_eq(wc.wr_id, 30);
+	ck_assert_int_eq(wc.status, RDMAP_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(wc.err, IW_ERDMAP_FLUSHED);
+	ck_assert_int_eq(rdmap_qp_close(b->qp[B2B_A]), IW_ESTATE);
+	b2b_dereg(b, B2B_A, ls);
+	b2b_dereg(b, B2B_A, lsp);
+	b2b_dereg(b, B2B_B, ld);
+	b2b_destroy(b);
+}
+END_TEST
+
+START_TEST(fin_before_a_graceful_close_has_sent_everything_is_an_llp_failure)
+{
+	struct b2b_opts o;
+	struct rdmap_wc wc;
+	struct b2b *b;
+	uint8_t src[64];
+	uint32_t ls;
+
+	b2b_opts_default(&o);
+	b = b2b_create(&o);
+	ls = b2b_reg(b, B2B_A, src, sizeof(src), 0);
+	ck_assert_int_eq(b2b_post_send(b, B2B_A, RDMAP_WR_SEND, 0, 5, src, sizeof(src), ls), IW_OK);
+	ck_assert_int_eq(rdmap_qp_close(b->qp[B2B_A]), IW_OK);
+	rdmap_qp_llp_closed(b->qp[B2B_A]);
+	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_A]), RDMAP_QP_ERROR);
+	ck_assert_int_eq(rdmap_qp_error(b->qp[B2B_A]), IW_EMPA_CLOSED);
+	/* Unsignalled, but a failed WR always completes. */
+	ck_assert_int_eq(rdmap_qp_poll(b->qp[B2B_A], &wc, 1), 1);
+	ck_assert_uint_eq(wc.wr_id, 5);
+	ck_assert_int_eq(wc.status, RDMAP_WC_WR_FLUSH_ERR);
+	b2b_dereg(b, B2B_A, ls);
+	b2b_destroy(b);
+}
+END_TEST
+
 static Suite *rdmap_qp_suite(void)
 {
 	Suite *s = suite_create("rdmap_qp");
@@ -883,6 +1056,10 @@ static Suite *rdmap_qp_suite(void)
 	tcase_add_loop_test(misc, multi_sge_send_gathers_and_multi_sge_receive_scatters, 0, 3);
 	tcase_add_test(misc, flush_completes_every_posted_work_request_with_flush_error);
 	tcase_add_test(misc, llp_closed_flushes_every_posted_work_request);
+	tcase_add_test(misc, idle_qp_holds_posted_work_until_started);
+	tcase_add_test(misc, idle_qp_refuses_a_start_beyond_its_capacity_and_flushes_on_close);
+	tcase_add_test(misc, graceful_close_sends_what_is_queued_then_flushes_quietly);
+	tcase_add_test(misc, fin_before_a_graceful_close_has_sent_everything_is_an_llp_failure);
 	suite_add_tcase(s, misc);
 	return s;
 }
