@@ -1038,6 +1038,63 @@ START_TEST(fin_before_a_graceful_close_has_sent_everything_is_an_llp_failure)
 }
 END_TEST
 
+/* Segments are self-describing: a tagged segment may arrive between two segments of
+ * an untagged message (separate tagged and untagged receive contexts, RFC 5041 §5.3). */
+START_TEST(a_send_split_by_a_tagged_write_segment_is_placed_and_delivered)
+{
+	struct b2b_opts o;
+	struct rdmap_wc wc;
+	struct ddp_hdr h = {.rsvdulp = rdmap_ctrl_make(RDMAP_OP_SEND), .qn = DDP_QN_SEND, .msn = 1};
+	struct ddp_hdr t = {
+		.tagged = true, .last = true, .rsvdulp = rdmap_ctrl_make(RDMAP_OP_WRITE)};
+	uint8_t seg1[DDP_UNTAGGED_HDR_LEN + 100], seg2[DDP_UNTAGGED_HDR_LEN + 50];
+	uint8_t wseg[DDP_TAGGED_HDR_LEN + 64];
+	uint8_t rbuf[200], wbuf[64], want[150];
+	uint32_t ld, lw;
+	struct b2b *b;
+
+	b2b_opts_default(&o);
+	b = b2b_create(&o);
+	memset(rbuf, 0, sizeof(rbuf));
+	memset(wbuf, 0, sizeof(wbuf));
+	ld = b2b_reg(b, B2B_B, rbuf, sizeof(rbuf), DDP_ACCESS_LOCAL_WRITE);
+	lw = b2b_reg(b, B2B_B, wbuf, sizeof(wbuf), DDP_ACCESS_REMOTE_WRITE);
+	ck_assert_int_eq(b2b_post_recv(b, B2B_B, 1, rbuf, sizeof(rbuf), ld), IW_OK);
+
+	ck_assert_int_eq(ddp_hdr_encode(&h, seg1, sizeof(seg1)), DDP_UNTAGGED_HDR_LEN);
+	memset(seg1 + DDP_UNTAGGED_HDR_LEN, 'a', 100);
+	t.stag = lw;
+	t.to = (uintptr_t)wbuf;
+	ck_assert_int_eq(ddp_hdr_encode(&t, wseg, sizeof(wseg)), DDP_TAGGED_HDR_LEN);
+	memset(wseg + DDP_TAGGED_HDR_LEN, 'w', 64);
+	h.last = true;
+	h.mo = 100;
+	ck_assert_int_eq(ddp_hdr_encode(&h, seg2, sizeof(seg2)), DDP_UNTAGGED_HDR_LEN);
+	memset(seg2 + DDP_UNTAGGED_HDR_LEN, 'b', 50);
+
+	ck_assert_int_ge(b2b_inject(b, B2B_A, seg1, sizeof(seg1)), 0);
+	ck_assert_int_eq(rdmap_qp_poll(b->qp[B2B_B], &wc, 1), 0); /* not delivered yet */
+	ck_assert_int_ge(b2b_inject(b, B2B_A, wseg, sizeof(wseg)), 0);
+	ck_assert_int_ge(b2b_inject(b, B2B_A, seg2, sizeof(seg2)), 0);
+
+	ck_assert_int_eq(rdmap_qp_poll(b->qp[B2B_B], &wc, 1), 1);
+	ck_assert_int_eq(wc.status, RDMAP_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, RDMAP_WC_RECV);
+	ck_assert_uint_eq(wc.byte_len, 150);
+	memset(want, 'a', 100);
+	memset(want + 100, 'b', 50);
+	ck_assert_mem_eq(rbuf, want, sizeof(want));
+	memset(want, 'w', 64);
+	ck_assert_mem_eq(wbuf, want, 64);
+	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_B]), RDMAP_QP_RTS);
+	ck_assert_int_eq(rdmap_qp_error(b->qp[B2B_B]), IW_OK);
+	b2b_dereg(b, B2B_B, ld);
+	b2b_dereg(b, B2B_B, lw);
+	b2b_check_clean(b, RDMAP_QP_RTS);
+	b2b_destroy(b);
+}
+END_TEST
+
 static Suite *rdmap_qp_suite(void)
 {
 	Suite *s = suite_create("rdmap_qp");
@@ -1072,6 +1129,7 @@ static Suite *rdmap_qp_suite(void)
 	tcase_add_loop_test(misc, multi_sge_send_gathers_and_multi_sge_receive_scatters, 0, 3);
 	tcase_add_test(misc, flush_completes_every_posted_work_request_with_flush_error);
 	tcase_add_test(misc, llp_closed_flushes_every_posted_work_request);
+	tcase_add_test(misc, a_send_split_by_a_tagged_write_segment_is_placed_and_delivered);
 	tcase_add_test(misc, idle_qp_holds_posted_work_until_started);
 	tcase_add_test(misc, idle_qp_refuses_a_start_beyond_its_capacity_and_flushes_on_close);
 	tcase_add_test(misc, graceful_close_sends_what_is_queued_then_flushes_quietly);
