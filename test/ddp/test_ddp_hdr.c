@@ -135,11 +135,8 @@ START_TEST(hdr_truncated_at_every_length_asks_for_more)
 		vec_bytes(v, buf);
 		hlen = ddp_hdr_len(buf[0] & DDP_CTRL_T);
 		for (size_t len = 0; len < hlen; len++) {
-			/* Heap copy of exactly len octets so ASan catches any over-read. */
-			uint8_t *p = len ? malloc(len) : NULL;
+			uint8_t *p = th_memdup_exact(buf, len);
 
-			if (len)
-				memcpy(p, buf, len);
 			ck_assert_msg(ddp_hdr_decode(p, len, &h) == IW_EAGAIN, "%s at %zu", v->name,
 				      len);
 			free(p);

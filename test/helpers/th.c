@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int hexval(char c)
@@ -93,6 +94,17 @@ void th_rng_fill(struct th_rng *r, void *buf, size_t n)
 		for (int i = 0; i < 8 && n; i++, n--)
 			*p++ = (uint8_t)(v >> (8 * i));
 	}
+}
+
+uint8_t *th_memdup_exact(const void *p, size_t n)
+{
+	/* malloc(0) may return NULL; a 1-octet block still makes every access out of bounds. */
+	uint8_t *d = malloc(n ? n : 1);
+
+	ck_assert_ptr_nonnull(d);
+	if (n)
+		memcpy(d, p, n);
+	return d;
 }
 
 int th_run_suite(Suite *s)

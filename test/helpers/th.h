@@ -25,6 +25,12 @@ uint64_t th_rng_next(struct th_rng *r);
 uint64_t th_rng_range(struct th_rng *r, uint64_t lo, uint64_t hi);
 void th_rng_fill(struct th_rng *r, void *buf, size_t n);
 
+/*
+ * A heap copy of exactly n octets (n may be 0), so ASan reports any read past
+ * the end of an input a decoder was given.  Free it with free().
+ */
+uint8_t *th_memdup_exact(const void *p, size_t n);
+
 /* Run one Check suite; returns the process exit status (0 = all passed). */
 int th_run_suite(Suite *s);
 

@@ -193,10 +193,8 @@ START_TEST(term_every_truncation_asks_for_more)
 			continue;
 		n = vec_bytes(v, seg) - DDP_UNTAGGED_HDR_LEN;
 		for (size_t len = 0; len < n; len++) {
-			/* A heap copy of exactly len octets lets ASan catch any over-read. */
-			uint8_t *p = malloc(len ? len : 1);
+			uint8_t *p = th_memdup_exact(seg + DDP_UNTAGGED_HDR_LEN, len);
 
-			memcpy(p, seg + DDP_UNTAGGED_HDR_LEN, len);
 			ck_assert_msg(rdmap_term_decode(p, len, &t) == IW_EAGAIN, "%s len %zu",
 				      v->name, len);
 			free(p);
