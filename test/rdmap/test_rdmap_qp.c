@@ -865,6 +865,16 @@ START_TEST(llp_closed_flushes_every_posted_work_request)
 }
 END_TEST
 
+/* Replace A by a QP created IDLE, as a connection manager would before MPA ends. */
+static void make_a_idle(struct b2b *b, struct rdmap_qp_config *cfg)
+{
+	*cfg = b->cfg[B2B_A];
+	cfg->start_idle = true;
+	rdmap_qp_destroy(b->qp[B2B_A]);
+	ck_assert_int_eq(rdmap_qp_create(cfg, &b->qp[B2B_A]), IW_OK);
+	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_A]), RDMAP_QP_IDLE);
+}
+
 START_TEST(idle_qp_holds_posted_work_until_started)
 {
 	struct b2b_opts o;
@@ -878,12 +888,7 @@ START_TEST(idle_qp_holds_posted_work_until_started)
 
 	b2b_opts_default(&o);
 	b = b2b_create(&o);
-	/* Replace A by a QP created IDLE, as a connection manager would before MPA ends. */
-	cfg = b->cfg[B2B_A];
-	cfg.start_idle = true;
-	rdmap_qp_destroy(b->qp[B2B_A]);
-	ck_assert_int_eq(rdmap_qp_create(&cfg, &b->qp[B2B_A]), IW_OK);
-	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_A]), RDMAP_QP_IDLE);
+	make_a_idle(b, &cfg);
 	ck_assert_str_eq(rdmap_qp_state_name(RDMAP_QP_IDLE), "IDLE");
 
 	memset(src, 0x5A, sizeof(src));
@@ -929,10 +934,7 @@ START_TEST(idle_qp_refuses_a_start_beyond_its_capacity_and_flushes_on_close)
 
 	b2b_opts_default(&o);
 	b = b2b_create(&o);
-	cfg = b->cfg[B2B_A];
-	cfg.start_idle = true;
-	rdmap_qp_destroy(b->qp[B2B_A]);
-	ck_assert_int_eq(rdmap_qp_create(&cfg, &b->qp[B2B_A]), IW_OK);
+	make_a_idle(b, &cfg);
 	big = cfg.mpa;
 	big.ird = (uint16_t)(cfg.mpa.ird + 1);
 	ck_assert_int_eq(rdmap_qp_start(b->qp[B2B_A], &big), IW_EINVAL);
