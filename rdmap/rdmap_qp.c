@@ -1519,6 +1519,17 @@ int rdmap_qp_start(struct rdmap_qp *qp, const struct mpa_params *p)
 	return qp_start(qp, p);
 }
 
+int rdmap_qp_set_link(struct rdmap_qp *qp, uint32_t mulpdu, bool initiator)
+{
+	if (!qp || mulpdu < MPA_MULPDU_MIN || mulpdu > MPA_ULPDU_MAX)
+		return IW_EINVAL;
+	if (qp->state != RDMAP_QP_IDLE)
+		return IW_ESTATE;
+	qp->cfg.mulpdu = mulpdu;
+	qp->cfg.initiator = initiator;
+	return IW_OK;
+}
+
 int rdmap_qp_close(struct rdmap_qp *qp)
 {
 	if (!qp)

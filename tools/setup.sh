@@ -25,11 +25,13 @@ builddir=${1:-build}
 shift || true
 
 # Build tools, the Check test framework, ISA-L (fast CRC32c), Wireshark's tshark
-# (independent decoder for the interop tests), clang + its runtimes (libFuzzer).
+# (independent decoder for the interop tests), clang + its runtimes (libFuzzer),
+# liburing (the io_uring I/O engine), libevent (event loops of the tools).
 packages=(
     gcc libc6-dev make pkg-config meson ninja-build python3
     check libsubunit-dev
     libisal-dev
+    liburing-dev libevent-dev
     tshark
     clang libclang-rt-14-dev clang-format
     git ca-certificates

@@ -141,6 +141,14 @@ IW_EXPORT int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp
 IW_EXPORT int rdmap_qp_start(struct rdmap_qp *qp, const struct mpa_params *p);
 
 /*
+ * Set what is known only once MPA is done, while IDLE: the MULPDU (it depends
+ * on the negotiated Markers and the connection's MSS) and the MPA role.
+ * IW_EINVAL for a MULPDU below MPA_MULPDU_MIN or above MPA_ULPDU_MAX,
+ * IW_ESTATE unless IDLE.
+ */
+IW_EXPORT int rdmap_qp_set_link(struct rdmap_qp *qp, uint32_t mulpdu, bool initiator);
+
+/*
  * Graceful close (RFC 5040 §6.2, ULP graceful teardown): RTS -> CLOSING.  New
  * posts are refused (IW_ESTATE); what is queued still goes out and incoming
  * data is still accepted.  When rdmap_qp_tx_done() turns true the caller

@@ -1,0 +1,1603 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iwcm.c - the connection manager (iwcm.h): TCP connect/accept, the MPA
+ * startup (RFC 5044 §7.1, RFC 6581) through the sans-I/O mpa_setup, the
+ * hand-over of the stream to the QP, and teardown.
+ *
+ * Theory of operation.  Every cm id that carries a connection owns one
+ * engine endpoint (iwv_engine.h).  The endpoint's callbacks route octets by
+ * the id's state: during startup to mpa_setup, afterwards to the QP's
+ * rdmap_qp; what leaves goes the same way (the MPA Request/Reply first, then
+ * FPDUs).  Octets that follow the peer's MPA frame in the same read are the
+ * first full-operation data and go to the QP at once.
+ *
+ *   active:  TCP_CONNECTING --connected--> MPA_REQ --Reply--> ESTABLISHED
+ *   passive: (accepted) MPA_WAIT_REQ --Request--> CONNECT_REQUEST (event)
+ *            --accept--> ACCEPTING --Reply written--> ESTABLISHED
+ *                        --reject--> DOWN (Reply R=1 written, then close)
+ *   both:    ESTABLISHED --disconnect--> CLOSING (rdmap_qp_close; FIN once
+ *            everything queued is out) --peer FIN--> DOWN (DISCONNECTED)
+ *            Peer FIN, reset, or a fatal QP error (Terminate out or in) also
+ *            end in DOWN: after a Terminate we send FIN and wait for the
+ *            peer's (bounded by close_timeout_ms, then RST).
+ *
+ * Nothing posted is lost: whenever a connection ends, its QP is flushed.
+ * Passive connections are bounded by the listen backlog (pending MPA
+ * exchanges plus unanswered requests), so a flood of TCP connections costs
+ * at most that many buffers.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <iwarp/mpa.h>
+
+#include "iw_bytes.h"
+#include "iwv_int.h"
+
+enum id_state {
+	ID_IDLE,
+	ID_BOUND,
+	ID_LISTEN,
+	ID_ADDR_RESOLVED,
+	ID_ROUTE_RESOLVED,
+	ID_TCP_CONNECTING,
+	ID_MPA_REQ,	    /* active: Request out, waiting for the Reply */
+	ID_MPA_WAIT_REQ,    /* passive: waiting for the Request (the program does not know yet) */
+	ID_CONNECT_REQUEST, /* passive: CONNECT_REQUEST delivered, waiting for accept/reject */
+	ID_ACCEPTING,	    /* passive: Reply being written */
+	ID_ESTABLISHED,
+	ID_CLOSING, /* our graceful disconnect */
+	ID_DOWN,    /* the connection is over (or ending) */
+};
+
+static const char *const id_state_names[] = {
+	[ID_IDLE] = "IDLE",
+	[ID_BOUND] = "BOUND",
+	[ID_LISTEN] = "LISTEN",
+	[ID_ADDR_RESOLVED] = "ADDR_RESOLVED",
+	[ID_ROUTE_RESOLVED] = "ROUTE_RESOLVED",
+	[ID_TCP_CONNECTING] = "TCP_CONNECTING",
+	[ID_MPA_REQ] = "MPA_REQ",
+	[ID_MPA_WAIT_REQ] = "MPA_WAIT_REQ",
+	[ID_CONNECT_REQUEST] = "CONNECT_REQUEST",
+	[ID_ACCEPTING] = "ACCEPTING",
+	[ID_ESTABLISHED] = "ESTABLISHED",
+	[ID_CLOSING] = "CLOSING",
+	[ID_DOWN] = "DOWN",
+};
+
+struct iwcm_chan_int {
+	struct iwcm_event_channel pub;
+	struct iwv_ctx *ctx;
+	int efd;
+	struct ev_int *head, *tail;
+	int ids;
+};
+
+struct ev_int {
+	struct iwcm_event pub;
+	struct ev_int *next;
+	uint8_t pd[MPA_PD_MAX];
+};
+
+struct iwcm_id_int {
+	struct iwcm_id pub;
+	struct iwcm_chan_int *ch;
+	struct iwv_ctx *ctx;
+	enum id_state state;
+	struct iwcm_options opt;
+	struct iwcm_id_int *listener; /* passive: the listening id (NULL once it is gone) */
+	struct iwcm_id_int *next;     /* ctx->ids */
+	int pending;		      /* listener: children not yet accepted/rejected */
+	int backlog;
+	int fd; /* socket before the ep owns it (bound, not yet listening/connecting) */
+	struct iwv_ep ep;
+	bool ep_on;	 /* added to the engine and not removed */
+	bool ep_pending; /* removed, released() not yet called */
+	bool freed;	 /* destroyed by the program: free on released() */
+	bool tx_mpa;	 /* the last tx_iov() offered MPA startup octets */
+	bool in_tx;	 /* inside tx_done(): the engine loops by itself */
+	bool fin_sent;
+	bool close_after_mpa; /* reject: close once the Reply is out */
+	bool estab;	      /* ESTABLISHED was reported: DISCONNECTED is owed */
+	bool disc;	      /* DISCONNECTED was reported */
+	bool orphan;	      /* passive id refused before the program saw it */
+	int events_unacked;
+	uint8_t *rxbuf;
+	size_t rxcap;
+	struct mpa_setup *mpa;
+	struct iwv_qp_int *qp;
+	uint8_t conn_pd[MPA_PD_MAX];
+	uint16_t conn_pd_len;
+	uint64_t t_setup, t_hold, t_close;
+};
+
+static const struct iwv_ep_ops stream_ops, listen_ops;
+
+static void trace(struct iwcm_id_int *id, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void trace(struct iwcm_id_int *id, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!id->opt.trace)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "iwcm[%p %s]: ", (void *)id, id_state_names[id->state]);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void set_state(struct iwcm_id_int *id, enum id_state st)
+{
+	if (id->state != st && id->opt.trace)
+		fprintf(stderr, "iwcm[%p]: %s -> %s\n", (void *)id, id_state_names[id->state],
+			id_state_names[st]);
+	id->state = st;
+}
+
+void iwcm_options_default(struct iwcm_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->mpa_rev = MPA_REV2;
+	opt->crc = true;
+	opt->markers = false;
+	opt->accept_markers = true;
+	opt->p2p = false;
+	opt->rtr = MPA_RTR_ALL;
+	opt->timeout_ms = 10000;
+	opt->first_fpdu_delay_ms = 20;
+	opt->close_timeout_ms = 2000;
+	opt->mulpdu_max = 0;
+	opt->trace = false;
+}
+
+static const char *const event_names[] = {
+	[IWCM_EVENT_ADDR_RESOLVED] = "ADDR_RESOLVED",
+	[IWCM_EVENT_ADDR_ERROR] = "ADDR_ERROR",
+	[IWCM_EVENT_ROUTE_RESOLVED] = "ROUTE_RESOLVED",
+	[IWCM_EVENT_ROUTE_ERROR] = "ROUTE_ERROR",
+	[IWCM_EVENT_CONNECT_REQUEST] = "CONNECT_REQUEST",
+	[IWCM_EVENT_CONNECT_RESPONSE] = "CONNECT_RESPONSE",
+	[IWCM_EVENT_CONNECT_ERROR] = "CONNECT_ERROR",
+	[IWCM_EVENT_UNREACHABLE] = "UNREACHABLE",
+	[IWCM_EVENT_REJECTED] = "REJECTED",
+	[IWCM_EVENT_ESTABLISHED] = "ESTABLISHED",
+	[IWCM_EVENT_DISCONNECTED] = "DISCONNECTED",
+	[IWCM_EVENT_DEVICE_REMOVAL] = "DEVICE_REMOVAL",
+	[IWCM_EVENT_MULTICAST_JOIN] = "MULTICAST_JOIN",
+	[IWCM_EVENT_MULTICAST_ERROR] = "MULTICAST_ERROR",
+	[IWCM_EVENT_ADDR_CHANGE] = "ADDR_CHANGE",
+	[IWCM_EVENT_TIMEWAIT_EXIT] = "TIMEWAIT_EXIT",
+};
+
+const char *iwcm_event_str(enum iwcm_event_type event)
+{
+	if ((unsigned)event < IW_ARRAY_SIZE(event_names) && event_names[event])
+		return event_names[event];
+	return "UNKNOWN";
+}
+
+/* ---------------------------------------------------------------------- */
+/* Events                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static void efd_signal(int fd, bool on)
+{
+	uint64_t v = 1;
+
+	if (on) {
+		if (write(fd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: already signalled */
+		}
+	} else if (read(fd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: was not signalled */
+	}
+}
+
+static struct ev_int *ev_post(struct iwcm_id_int *id, enum iwcm_event_type type, int status,
+			      int iw_err)
+{
+	struct iwcm_chan_int *ch = id->ch;
+	struct ev_int *ev = calloc(1, sizeof(*ev));
+
+	if (!ev) {
+		/* Nothing sensible can be done without memory for an event; the
+		 * connection state is still right, only the report is lost. */
+		return NULL;
+	}
+	ev->pub.id = &id->pub;
+	ev->pub.event = type;
+	ev->pub.status = status;
+	ev->pub.iw_err = iw_err;
+	if (ch->tail)
+		ch->tail->next = ev;
+	else
+		ch->head = ev;
+	ch->tail = ev;
+	efd_signal(ch->efd, true);
+	trace(id, "event %s status %d (%s)", iwcm_event_str(type), status,
+	      iw_err ? iw_errname(iw_err) : "ok");
+	return ev;
+}
+
+static void ev_set_pd(struct ev_int *ev, const uint8_t *pd, size_t len)
+{
+	len = IW_MIN(len, sizeof(ev->pd));
+	if (len)
+		memcpy(ev->pd, pd, len);
+	ev->pub.param.conn.private_data = len ? ev->pd : NULL;
+	ev->pub.param.conn.private_data_len = (uint8_t)IW_MIN(len, 255u);
+	ev->pub.param.conn.private_data_len16 = (uint16_t)len;
+}
+
+static void ev_set_params(struct ev_int *ev, const struct mpa_params *p)
+{
+	ev->pub.mpa.mpa_rev = p->rev;
+	ev->pub.mpa.crc = p->crc;
+	ev->pub.mpa.markers_tx = p->markers_tx;
+	ev->pub.mpa.markers_rx = p->markers_rx;
+	ev->pub.mpa.p2p = p->p2p;
+	ev->pub.mpa.rtr = p->rtr;
+	ev->pub.mpa.ird = p->ird;
+	ev->pub.mpa.ord = p->ord;
+	ev->pub.param.conn.responder_resources = (uint8_t)IW_MIN(p->ird, 255u);
+	ev->pub.param.conn.initiator_depth = (uint8_t)IW_MIN(p->ord, 255u);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Timers                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static uint64_t id_next_timer(const struct iwcm_id_int *id)
+{
+	uint64_t t = UINT64_MAX;
+
+	if (id->t_setup)
+		t = IW_MIN(t, id->t_setup);
+	if (id->t_hold)
+		t = IW_MIN(t, id->t_hold);
+	if (id->t_close)
+		t = IW_MIN(t, id->t_close);
+	return t;
+}
+
+static void timer_note(struct iwcm_id_int *id, uint64_t t)
+{
+	struct iwv_ctx *ctx = id->ctx;
+
+	if (t < ctx->next_timer) {
+		ctx->next_timer = t;
+		if (ctx->thread_on)
+			efd_signal(ctx->wake_fd, true);
+	}
+}
+
+static uint64_t ms_from_now(uint32_t ms)
+{
+	return iwv_now_ns() + (uint64_t)ms * 1000000u;
+}
+
+uint64_t iwcm_next_timer(struct iwv_ctx *ctx)
+{
+	return ctx->next_timer ? ctx->next_timer : UINT64_MAX;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Connection teardown                                                      */
+/* ---------------------------------------------------------------------- */
+
+static void id_free(struct iwcm_id_int *id)
+{
+	if (id->fd >= 0)
+		close(id->fd);
+	free(id->rxbuf);
+	free(id->mpa);
+	free(id);
+}
+
+static void conn_kick(struct iwcm_id_int *id)
+{
+	if (id->ep_on && id->ep.kind == IWV_EP_STREAM && !id->in_tx)
+		iwv_engine_kick_tx(id->ctx->eng, &id->ep);
+}
+
+/* The connection is over: close the socket, flush the QP, report DISCONNECTED once. */
+static void conn_end(struct iwcm_id_int *id, bool abort)
+{
+	if (id->ep_on) {
+		id->ep_on = false;
+		id->ep_pending = true;
+		iwv_engine_remove(id->ctx->eng, &id->ep, abort);
+	}
+	id->t_setup = id->t_hold = id->t_close = 0;
+	set_state(id, ID_DOWN);
+	if (id->qp && id->qp->pub.state != IWV_QPS_ERR)
+		iwv_qp_flush_all(id->qp);
+	if (id->estab && !id->disc) {
+		id->disc = true;
+		ev_post(id, IWCM_EVENT_DISCONNECTED, 0, id->qp ? rdmap_qp_error(id->qp->rq) : 0);
+	}
+}
+
+static void child_dropped(struct iwcm_id_int *id)
+{
+	if (id->listener) {
+		id->listener->pending--;
+		id->listener = NULL;
+	}
+}
+
+static void id_unlink(struct iwcm_id_int *id)
+{
+	for (struct iwcm_id_int **pp = &id->ctx->ids; *pp; pp = &(*pp)->next)
+		if (*pp == id) {
+			*pp = id->next;
+			return;
+		}
+}
+
+/*
+ * The id is gone for the program (or was never known to it).  It is freed by
+ * iwcm_sweep() once the engine has released its endpoint: never inside an
+ * engine callback, which may still be running on it.
+ */
+static void id_release(struct iwcm_id_int *id)
+{
+	id->freed = true;
+	id_unlink(id);
+	id->next = id->ctx->dead;
+	id->ctx->dead = id;
+}
+
+void iwcm_sweep(struct iwv_ctx *ctx)
+{
+	for (struct iwcm_id_int **pp = &ctx->dead, *id; (id = *pp);) {
+		if (id->ep_pending || id->ep_on) {
+			pp = &id->next;
+			continue;
+		}
+		*pp = id->next;
+		id_free(id);
+	}
+}
+
+/*
+ * The startup failed.  An active id reports it (REJECTED / UNREACHABLE /
+ * CONNECT_ERROR); a passive one the program has seen gets CONNECT_ERROR; one
+ * it has not seen simply disappears.
+ */
+static void setup_failed(struct iwcm_id_int *id, int iw_err, int sys_err)
+{
+	enum id_state was = id->state;
+	enum iwcm_event_type type = IWCM_EVENT_CONNECT_ERROR;
+	int status = sys_err ? -sys_err : -EPROTO;
+
+	trace(id, "startup failed: %s, errno %d", iw_errname(iw_err), sys_err);
+	conn_end(id, true);
+	switch (was) {
+	case ID_TCP_CONNECTING:
+	case ID_MPA_REQ:
+		if (sys_err == ECONNREFUSED) {
+			type = IWCM_EVENT_REJECTED;
+		} else if (sys_err == ETIMEDOUT || sys_err == EHOSTUNREACH ||
+			   sys_err == ENETUNREACH || iw_err == IW_EMPA_TIMEOUT) {
+			type = IWCM_EVENT_UNREACHABLE;
+			status = sys_err ? -sys_err : -ETIMEDOUT;
+		}
+		ev_post(id, type, status, iw_err);
+		break;
+	case ID_CONNECT_REQUEST:
+	case ID_ACCEPTING:
+		child_dropped(id);
+		ev_post(id, IWCM_EVENT_CONNECT_ERROR, status, iw_err);
+		break;
+	case ID_MPA_WAIT_REQ:
+		child_dropped(id);
+		id->ch->ids--;
+		id_release(id);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Full operation glue                                                      */
+/* ---------------------------------------------------------------------- */
+
+static uint32_t conn_mulpdu(struct iwcm_id_int *id, bool markers_tx)
+{
+	int mss = 0;
+	socklen_t sl = sizeof(mss);
+	uint32_t m;
+
+	if (getsockopt(id->ep.fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &sl) != 0 || mss <= 0)
+		mss = 1460;
+	m = mpa_mulpdu((uint32_t)mss, markers_tx);
+	if (id->opt.mulpdu_max >= MPA_MULPDU_MIN && m > id->opt.mulpdu_max)
+		m = id->opt.mulpdu_max;
+	return m;
+}
+
+/* MPA is done: start the QP with what was negotiated. */
+static int qp_go(struct iwcm_id_int *id, const struct mpa_params *p, bool initiator)
+{
+	struct iwv_qp_int *qp = id->qp;
+	struct mpa_params pp = *p;
+	int r;
+
+	pp.ird = IW_MIN(pp.ird, (uint16_t)IWV_QP_IRD_CAP);
+	pp.ord = IW_MIN(pp.ord, (uint16_t)IWV_QP_ORD_CAP);
+	r = rdmap_qp_set_link(qp->rq, conn_mulpdu(id, pp.markers_tx), initiator);
+	if (r == IW_OK)
+		r = rdmap_qp_start(qp->rq, &pp);
+	if (r != IW_OK)
+		return r;
+	qp->ird = pp.ird;
+	qp->ord = pp.ord;
+	qp->pub.state = IWV_QPS_RTS;
+	if (initiator && id->opt.first_fpdu_delay_ms) {
+		id->t_hold = ms_from_now(id->opt.first_fpdu_delay_ms);
+		timer_note(id, id->t_hold);
+	}
+	trace(id, "full operation: rev %u crc %d markers tx %d rx %d p2p %d rtr %u ird %u ord %u",
+	      pp.rev, pp.crc, pp.markers_tx, pp.markers_rx, pp.p2p, pp.rtr, pp.ird, pp.ord);
+	return IW_OK;
+}
+
+/* After the QP consumed or produced something: completions, FIN, death. */
+static void conn_after(struct iwcm_id_int *id)
+{
+	struct iwv_qp_int *qp = id->qp;
+	enum rdmap_qp_state st;
+
+	if (!qp)
+		return;
+	iwv_qp_drain(qp);
+	conn_kick(id);
+	if (!id->ep_on)
+		return;
+	st = rdmap_qp_state(qp->rq);
+	if (id->fin_sent)
+		return;
+	if ((st == RDMAP_QP_CLOSING && rdmap_qp_tx_done(qp->rq)) || st == RDMAP_QP_ERROR) {
+		/* Graceful close done, or our/their Terminate: FIN after what is queued,
+		 * then wait (bounded) for the peer's. */
+		id->fin_sent = true;
+		if (st == RDMAP_QP_ERROR)
+			trace(id, "QP failed: %s", iw_errname(rdmap_qp_error(qp->rq)));
+		iwv_engine_shutdown_wr(id->ctx->eng, &id->ep);
+		id->t_close = ms_from_now(id->opt.close_timeout_ms);
+		timer_note(id, id->t_close);
+	}
+}
+
+static void qp_rx(struct iwcm_id_int *id, const uint8_t *buf, size_t n)
+{
+	if (!id->qp || n == 0)
+		return;
+	rdmap_qp_read_stream(id->qp->rq, buf, n);
+	conn_after(id);
+}
+
+/* The stream ended (n == 0: FIN) or broke (n < 0). */
+static void conn_lost(struct iwcm_id_int *id, ssize_t n)
+{
+	switch (id->state) {
+	case ID_TCP_CONNECTING:
+	case ID_MPA_REQ:
+	case ID_MPA_WAIT_REQ:
+	case ID_CONNECT_REQUEST:
+		setup_failed(id, id->mpa ? mpa_setup_handle_close(id->mpa) : IW_EMPA_CLOSED,
+			     n < 0 ? (int)-n : ECONNRESET);
+		return;
+	default:
+		break;
+	}
+	if (id->qp) {
+		rdmap_qp_llp_closed(id->qp->rq);
+		iwv_qp_drain(id->qp);
+	}
+	conn_end(id, n < 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* MPA startup                                                              */
+/* ---------------------------------------------------------------------- */
+
+static void mpa_config_from(const struct iwcm_options *o, uint8_t ird, uint8_t ord,
+			    struct mpa_config *c)
+{
+	mpa_config_default(c);
+	c->rev = o->mpa_rev;
+	c->crc = o->crc;
+	c->markers = o->markers;
+	c->accept_markers = o->accept_markers;
+	c->p2p = o->p2p;
+	c->rtr = o->rtr;
+	c->ird = ird ? ird : IWV_QP_RD_DEFAULT;
+	c->ord = ord ? ord : IWV_QP_RD_DEFAULT;
+	c->timeout_ns = (uint64_t)o->timeout_ms * 1000000u;
+}
+
+static void on_reply(struct iwcm_id_int *id, const uint8_t *rest, size_t rest_len)
+{
+	const struct mpa_frame *f = mpa_setup_peer_frame(id->mpa);
+	struct mpa_params p;
+	struct ev_int *ev;
+	int r;
+
+	if (id->mpa->state == MPA_SETUP_REJECTED) {
+		conn_end(id, false);
+		if (id->qp)
+			iwv_qp_flush_all(id->qp);
+		ev = ev_post(id, IWCM_EVENT_REJECTED, -ECONNREFUSED, IW_EMPA_REJECTED);
+		if (ev && f)
+			ev_set_pd(ev, f->pd, f->pd_len);
+		return;
+	}
+	mpa_setup_params(id->mpa, &p);
+	r = qp_go(id, &p, true);
+	if (r != IW_OK) {
+		setup_failed(id, r, 0);
+		return;
+	}
+	id->t_setup = 0;
+	set_state(id, ID_ESTABLISHED);
+	id->estab = true;
+	ev = ev_post(id, IWCM_EVENT_ESTABLISHED, 0, 0);
+	if (ev) {
+		ev_set_params(ev, &p);
+		if (f)
+			ev_set_pd(ev, f->pd, f->pd_len);
+	}
+	if (rest_len)
+		qp_rx(id, rest, rest_len);
+	else
+		conn_after(id);
+}
+
+static void on_request(struct iwcm_id_int *id)
+{
+	const struct mpa_frame *f = mpa_setup_peer_frame(id->mpa);
+	struct ev_int *ev;
+
+	if (id->mpa->state == MPA_SETUP_REJECTED) {
+		/* mpa_setup answered by itself (a Markers demand we do not accept). */
+		trace(id, "request refused by the MPA options");
+		child_dropped(id);
+		id->orphan = true;
+		id->close_after_mpa = true;
+		set_state(id, ID_DOWN);
+		conn_kick(id);
+		return;
+	}
+	if (!id->listener) {
+		setup_failed(id, IW_EMPA_LOCAL, ECONNABORTED);
+		return;
+	}
+	set_state(id, ID_CONNECT_REQUEST);
+	ev = ev_post(id, IWCM_EVENT_CONNECT_REQUEST, 0, 0);
+	if (!ev)
+		return;
+	ev->pub.listen_id = &id->listener->pub;
+	ev_set_pd(ev, f->pd, f->pd_len);
+	ev->pub.mpa.mpa_rev = f->rev;
+	ev->pub.mpa.crc = f->crc;
+	ev->pub.mpa.markers_tx = f->markers;
+	ev->pub.mpa.p2p = f->enhanced && f->p2p;
+	ev->pub.mpa.rtr = f->enhanced ? f->rtr : 0;
+	ev->pub.mpa.ird = f->enhanced ? f->ird : 0;
+	ev->pub.mpa.ord = f->enhanced ? f->ord : 0;
+	/* What the peer asks of us, as librdmacm reports it: its ORD is our IRD. */
+	ev->pub.param.conn.responder_resources = f->enhanced ? (uint8_t)IW_MIN(f->ord, 255u) : 0;
+	ev->pub.param.conn.initiator_depth = f->enhanced ? (uint8_t)IW_MIN(f->ird, 255u) : 0;
+}
+
+static void mpa_rx(struct iwcm_id_int *id, const uint8_t *buf, size_t n)
+{
+	ssize_t r = mpa_setup_read_stream(id->mpa, buf, n, iwv_now_ns());
+
+	if (r < 0) {
+		setup_failed(id, (int)r, 0);
+		return;
+	}
+	switch (id->mpa->state) {
+	case MPA_SETUP_ESTABLISHED:
+	case MPA_SETUP_REJECTED:
+		if (id->mpa->role == MPA_INITIATOR) {
+			on_reply(id, buf + r, n - (size_t)r);
+			return;
+		}
+		break;
+	case MPA_SETUP_REQUEST_RECEIVED:
+		break;
+	default:
+		return; /* frame not complete yet */
+	}
+	/* responder: Request complete */
+	on_request(id);
+	/* The Initiator may send nothing before our Reply (RFC 5044 §7.1.2). */
+	if ((size_t)r < n && id->state == ID_CONNECT_REQUEST)
+		setup_failed(id, IW_EMPA_UNEXPECTED, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Endpoint callbacks                                                       */
+/* ---------------------------------------------------------------------- */
+
+static void ep_rx_buf(struct iwv_ep *ep, void **buf, size_t *len)
+{
+	struct iwcm_id_int *id = ep->owner;
+
+	*buf = id->rxbuf;
+	*len = id->rxcap;
+}
+
+static void ep_rx(struct iwv_ep *ep, ssize_t n)
+{
+	struct iwcm_id_int *id = ep->owner;
+
+	if (!id->ep_on)
+		return;
+	if (n <= 0) {
+		conn_lost(id, n);
+		return;
+	}
+	switch (id->state) {
+	case ID_MPA_REQ:
+	case ID_MPA_WAIT_REQ:
+	case ID_CONNECT_REQUEST:
+		mpa_rx(id, id->rxbuf, (size_t)n);
+		break;
+	case ID_ACCEPTING:
+	case ID_ESTABLISHED:
+	case ID_CLOSING:
+		qp_rx(id, id->rxbuf, (size_t)n);
+		break;
+	default:
+		/* DOWN: after a Reject or a Terminate nothing more is read into anything */
+		break;
+	}
+}
+
+static int ep_tx_iov(struct iwv_ep *ep, struct iovec *iov, int max)
+{
+	struct iwcm_id_int *id = ep->owner;
+	const uint8_t *p;
+	size_t bytes;
+
+	if (id->mpa && mpa_setup_tx_pending(id->mpa, &p) > 0) {
+		iov[0].iov_base = (void *)(uintptr_t)p;
+		iov[0].iov_len = mpa_setup_tx_pending(id->mpa, NULL);
+		id->tx_mpa = true;
+		return 1;
+	}
+	id->tx_mpa = false;
+	if (!id->qp || !id->qp->rq || id->t_hold || id->state == ID_DOWN)
+		return 0;
+	if (rdmap_qp_state(id->qp->rq) == RDMAP_QP_IDLE)
+		return 0;
+	return rdmap_qp_tx_iov(id->qp->rq, iov, max, &bytes);
+}
+
+static void mpa_sent(struct iwcm_id_int *id)
+{
+	if (mpa_setup_tx_pending(id->mpa, NULL) > 0)
+		return;
+	if (id->close_after_mpa) {
+		/* Reject: the Reply is out; close once it is on its way. */
+		id->close_after_mpa = false;
+		conn_end(id, false);
+		if (id->orphan) {
+			id->ch->ids--;
+			id_release(id);
+		}
+		return;
+	}
+	if (id->state == ID_ACCEPTING) {
+		struct mpa_params p;
+		struct ev_int *ev;
+
+		id->t_setup = 0;
+		set_state(id, ID_ESTABLISHED);
+		id->estab = true;
+		child_dropped(id);
+		ev = ev_post(id, IWCM_EVENT_ESTABLISHED, 0, 0);
+		if (ev && mpa_setup_params(id->mpa, &p) == IW_OK)
+			ev_set_params(ev, &p);
+	}
+}
+
+static void ep_tx_done(struct iwv_ep *ep, ssize_t n)
+{
+	struct iwcm_id_int *id = ep->owner;
+
+	if (!id->ep_on)
+		return;
+	if (n < 0) {
+		conn_lost(id, n);
+		return;
+	}
+	id->in_tx = true;
+	if (id->tx_mpa) {
+		mpa_setup_tx_advance(id->mpa, (size_t)n);
+		mpa_sent(id);
+	} else if (id->qp) {
+		rdmap_qp_tx_advance(id->qp->rq, (size_t)n);
+		conn_after(id);
+	}
+	id->in_tx = false;
+}
+
+static void ep_connected(struct iwv_ep *ep, int err)
+{
+	struct iwcm_id_int *id = ep->owner;
+	int r;
+
+	if (!id->ep_on)
+		return;
+	if (err) {
+		setup_failed(id, IW_EMPA_CLOSED, -err);
+		return;
+	}
+	{
+		socklen_t sl = sizeof(id->pub.route.addr.src_storage);
+
+		getsockname(ep->fd, &id->pub.route.addr.src_addr, &sl);
+	}
+	r = mpa_setup_connect(id->mpa, id->conn_pd, id->conn_pd_len);
+	if (r != IW_OK) {
+		setup_failed(id, r, 0);
+		return;
+	}
+	set_state(id, ID_MPA_REQ);
+	conn_kick(id);
+}
+
+static void ep_released(struct iwv_ep *ep)
+{
+	struct iwcm_id_int *id = ep->owner;
+
+	id->ep_pending = false;
+}
+
+static struct iwcm_id_int *id_alloc(struct iwcm_chan_int *ch, void *context);
+
+static void ep_accepted(struct iwv_ep *ep, int fd)
+{
+	struct iwcm_id_int *l = ep->owner, *id;
+	struct mpa_config c;
+	socklen_t sl;
+
+	if (fd < 0) {
+		trace(l, "accept failed: %s", strerror(-fd));
+		return;
+	}
+	if (l->pending >= l->backlog) {
+		trace(l, "backlog full (%d): connection dropped", l->backlog);
+		close(fd);
+		return;
+	}
+	id = id_alloc(l->ch, l->pub.context);
+	if (id)
+		id->mpa = calloc(1, sizeof(*id->mpa));
+	if (id)
+		id->rxbuf = malloc(l->ctx->attr.rx_buf_size);
+	if (!id || !id->mpa || !id->rxbuf) {
+		if (id) {
+			id_unlink(id);
+			id_free(id);
+		}
+		close(fd);
+		return;
+	}
+	id->ch->ids++;
+	id->opt = l->opt;
+	id->pub.ps = l->pub.ps;
+	id->rxcap = l->ctx->attr.rx_buf_size;
+	id->listener = l;
+	l->pending++;
+	sl = sizeof(id->pub.route.addr.src_storage);
+	getsockname(fd, &id->pub.route.addr.src_addr, &sl);
+	sl = sizeof(id->pub.route.addr.dst_storage);
+	getpeername(fd, &id->pub.route.addr.dst_addr, &sl);
+	mpa_config_from(&id->opt, 0, 0, &c);
+	mpa_setup_init(id->mpa, MPA_RESPONDER, &c, iwv_now_ns());
+	id->ep.fd = fd;
+	id->ep.kind = IWV_EP_STREAM;
+	id->ep.ops = &stream_ops;
+	id->ep.owner = id;
+	set_state(id, ID_MPA_WAIT_REQ);
+	if (iwv_engine_add(id->ctx->eng, &id->ep) != IW_OK) {
+		child_dropped(id);
+		id->ch->ids--;
+		id_unlink(id);
+		close(fd);
+		id->ep.fd = -1;
+		id_free(id);
+		return;
+	}
+	id->ep_on = true;
+	id->t_setup = ms_from_now(id->opt.timeout_ms);
+	timer_note(id, id->t_setup);
+	trace(id, "TCP connection accepted");
+}
+
+static const struct iwv_ep_ops stream_ops = {
+	.rx_buf = ep_rx_buf,
+	.rx = ep_rx,
+	.tx_iov = ep_tx_iov,
+	.tx_done = ep_tx_done,
+	.connected = ep_connected,
+	.released = ep_released,
+};
+
+static const struct iwv_ep_ops listen_ops = {
+	.accepted = ep_accepted,
+	.released = ep_released,
+};
+
+/* ---------------------------------------------------------------------- */
+/* Timers                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static void id_timers(struct iwcm_id_int *id, uint64_t now)
+{
+	if (id->t_setup && now >= id->t_setup) {
+		id->t_setup = 0;
+		if (id->state == ID_TCP_CONNECTING)
+			setup_failed(id, IW_EMPA_TIMEOUT, ETIMEDOUT);
+		else if (id->mpa && id->state != ID_ESTABLISHED && id->state != ID_DOWN)
+			setup_failed(id, IW_EMPA_TIMEOUT, ETIMEDOUT);
+		return;
+	}
+	if (id->t_hold && now >= id->t_hold) {
+		id->t_hold = 0;
+		conn_kick(id);
+	}
+	if (id->t_close && now >= id->t_close) {
+		trace(id, "no FIN from the peer in %u ms: reset", id->opt.close_timeout_ms);
+		id->t_close = 0;
+		conn_end(id, true);
+	}
+}
+
+void iwcm_handle_timers(struct iwv_ctx *ctx, uint64_t now)
+{
+	struct iwcm_id_int *id, *next;
+	uint64_t t = UINT64_MAX;
+
+	if (ctx->dead)
+		iwcm_sweep(ctx);
+	if (!ctx->next_timer || ctx->next_timer == UINT64_MAX)
+		return;
+	if (!now)
+		now = iwv_now_ns();
+	if (now < ctx->next_timer)
+		return;
+	for (id = ctx->ids; id; id = next) {
+		next = id->next; /* id_timers may free a passive id */
+		id_timers(id, now);
+	}
+	for (id = ctx->ids; id; id = id->next)
+		t = IW_MIN(t, id_next_timer(id));
+	ctx->next_timer = t;
+}
+
+/* ---------------------------------------------------------------------- */
+/* QP hooks                                                                 */
+/* ---------------------------------------------------------------------- */
+
+void iwcm_qp_kick(struct iwv_qp_int *qp)
+{
+	struct iwcm_id_int *id = qp->id;
+
+	if (!id)
+		return;
+	conn_kick(id);
+	/* a post may have completed the last queued work of a graceful close */
+	if (id->state == ID_CLOSING)
+		conn_after(id);
+}
+
+void iwcm_qp_detach(struct iwv_qp_int *qp, bool destroying)
+{
+	struct iwcm_id_int *id = qp->id;
+
+	if (!id)
+		return;
+	if (id->ep_on)
+		conn_end(id, true);
+	if (destroying) {
+		id->qp = NULL;
+		id->pub.qp = NULL;
+		qp->id = NULL;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* API                                                                      */
+/* ---------------------------------------------------------------------- */
+
+#define LOCK(ctx)   pthread_mutex_lock(&(ctx)->lock)
+#define UNLOCK(ctx) pthread_mutex_unlock(&(ctx)->lock)
+
+static int fail(int e)
+{
+	errno = e;
+	return -1;
+}
+
+struct iwcm_event_channel *iwcm_create_event_channel_ctx(struct iwv_context *context)
+{
+	struct iwv_ctx *ctx = ctx_of(context);
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct iwcm_chan_int *ch;
+
+	if (!ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ch->ctx = ctx;
+	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ch->pub.fd = epoll_create1(EPOLL_CLOEXEC);
+	if (ch->efd < 0 || ch->pub.fd < 0 ||
+	    epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, ch->efd, &ev) != 0 ||
+	    (!ctx->thread_on &&
+	     epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, iwv_engine_fd(ctx->eng), &ev) != 0)) {
+		int e = errno;
+
+		if (ch->efd >= 0)
+			close(ch->efd);
+		if (ch->pub.fd >= 0)
+			close(ch->pub.fd);
+		free(ch);
+		errno = e;
+		return NULL;
+	}
+	LOCK(ctx);
+	ctx->users++;
+	UNLOCK(ctx);
+	return &ch->pub;
+}
+
+struct iwcm_event_channel *iwcm_create_event_channel(void)
+{
+	struct iwv_ctx *ctx = iwv_default_ctx_get();
+
+	if (!ctx)
+		return NULL; /* errno from iwv_open_context */
+	return iwcm_create_event_channel_ctx(&ctx->pub);
+}
+
+int iwcm_destroy_event_channel(struct iwcm_event_channel *pub)
+{
+	struct iwcm_chan_int *ch = (struct iwcm_chan_int *)pub;
+	struct iwv_ctx *ctx;
+
+	if (!ch)
+		return fail(EINVAL);
+	ctx = ch->ctx;
+	LOCK(ctx);
+	if (ch->ids > 0) {
+		UNLOCK(ctx);
+		return fail(EBUSY);
+	}
+	while (ch->head) {
+		struct ev_int *ev = ch->head;
+
+		ch->head = ev->next;
+		free(ev);
+	}
+	ctx->users--;
+	UNLOCK(ctx);
+	close(ch->efd);
+	close(ch->pub.fd);
+	free(ch);
+	return 0;
+}
+
+static struct iwcm_id_int *id_alloc(struct iwcm_chan_int *ch, void *context)
+{
+	struct iwcm_id_int *id = calloc(1, sizeof(*id));
+
+	if (!id)
+		return NULL;
+	id->ch = ch;
+	id->ctx = ch->ctx;
+	id->fd = -1;
+	id->ep.fd = -1;
+	id->pub.verbs = &ch->ctx->pub;
+	id->pub.channel = &ch->pub;
+	id->pub.context = context;
+	id->pub.ps = IWCM_PS_TCP;
+	iwcm_options_default(&id->opt);
+	id->next = ch->ctx->ids;
+	ch->ctx->ids = id;
+	return id;
+}
+
+int iwcm_create_id(struct iwcm_event_channel *pub, struct iwcm_id **out, void *context,
+		   enum iwcm_port_space ps)
+{
+	struct iwcm_chan_int *ch = (struct iwcm_chan_int *)pub;
+	struct iwcm_id_int *id;
+
+	if (!ch || !out || ps != IWCM_PS_TCP)
+		return fail(EINVAL);
+	LOCK(ch->ctx);
+	id = id_alloc(ch, context);
+	if (id)
+		ch->ids++;
+	UNLOCK(ch->ctx);
+	if (!id)
+		return fail(ENOMEM);
+	*out = &id->pub;
+	return 0;
+}
+
+/* Drop queued (undelivered) events that name `id`; CONNECT_REQUESTs of a
+ * listener being destroyed take their new ids with them. */
+static void purge_events(struct iwcm_id_int *id)
+{
+	struct iwcm_chan_int *ch = id->ch;
+	struct ev_int **pp = &ch->head, *ev;
+
+	ch->tail = NULL;
+	while ((ev = *pp)) {
+		if (ev->pub.id == &id->pub || ev->pub.listen_id == &id->pub) {
+			struct iwcm_id_int *child = (struct iwcm_id_int *)ev->pub.id;
+
+			*pp = ev->next;
+			if (child != id && ev->pub.event == IWCM_EVENT_CONNECT_REQUEST) {
+				conn_end(child, true);
+				child->listener = NULL;
+				child->ch->ids--;
+				id_release(child);
+			}
+			free(ev);
+			continue;
+		}
+		ch->tail = ev;
+		pp = &ev->next;
+	}
+	if (!ch->head)
+		efd_signal(ch->efd, false);
+}
+
+int iwcm_destroy_id(struct iwcm_id *pub)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+	struct iwv_ctx *ctx;
+
+	if (!id)
+		return fail(EINVAL);
+	ctx = id->ctx;
+	LOCK(ctx);
+	if (id->events_unacked > 0) {
+		UNLOCK(ctx);
+		return fail(EBUSY);
+	}
+	purge_events(id);
+	if (id->qp) {
+		struct iwv_qp_int *qp = id->qp;
+
+		iwcm_qp_detach(qp, true);
+		iwv_qp_flush_all(qp);
+	}
+	if (id->ep_on)
+		conn_end(id, true);
+	child_dropped(id);
+	/* children still in their MPA exchange belong to nobody now */
+	for (struct iwcm_id_int *c = ctx->ids, *n; c; c = n) {
+		n = c->next;
+		if (c->listener == id) {
+			c->listener = NULL;
+			if (c->state == ID_MPA_WAIT_REQ) {
+				conn_end(c, true);
+				c->ch->ids--;
+				id_release(c);
+			}
+		}
+	}
+	id->ch->ids--;
+	id_release(id);
+	UNLOCK(ctx);
+	return 0;
+}
+
+int iwcm_set_options(struct iwcm_id *pub, const struct iwcm_options *opt)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+
+	if (!id || !opt || (opt->mpa_rev != MPA_REV1 && opt->mpa_rev != MPA_REV2) ||
+	    (opt->p2p && opt->mpa_rev != MPA_REV2) || (opt->p2p && !(opt->rtr & MPA_RTR_ALL)) ||
+	    (opt->rtr & ~MPA_RTR_ALL) || opt->timeout_ms == 0 ||
+	    (opt->mulpdu_max && opt->mulpdu_max < MPA_MULPDU_MIN))
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	id->opt = *opt;
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+int iwcm_get_options(struct iwcm_id *pub, struct iwcm_options *opt)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+
+	if (!id || !opt)
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	*opt = id->opt;
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+static socklen_t sa_len(const struct sockaddr *sa)
+{
+	if (!sa)
+		return 0;
+	if (sa->sa_family == AF_INET)
+		return sizeof(struct sockaddr_in);
+	if (sa->sa_family == AF_INET6)
+		return sizeof(struct sockaddr_in6);
+	return 0;
+}
+
+int iwcm_bind_addr(struct iwcm_id *pub, const struct sockaddr *addr)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+	socklen_t len = sa_len(addr), sl;
+	int fd, one = 1;
+
+	if (!id || !len)
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	if (id->state != ID_IDLE || id->fd >= 0) {
+		UNLOCK(id->ctx);
+		return fail(EINVAL);
+	}
+	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		int e = errno;
+
+		UNLOCK(id->ctx);
+		return fail(e);
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, addr, len) != 0) {
+		int e = errno;
+
+		close(fd);
+		UNLOCK(id->ctx);
+		return fail(e);
+	}
+	sl = sizeof(id->pub.route.addr.src_storage);
+	getsockname(fd, &id->pub.route.addr.src_addr, &sl);
+	id->fd = fd;
+	set_state(id, ID_BOUND);
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+int iwcm_listen(struct iwcm_id *pub, int backlog)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+
+	if (!id)
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	if (id->state != ID_BOUND) {
+		UNLOCK(id->ctx);
+		return fail(EINVAL);
+	}
+	if (backlog <= 0)
+		backlog = 128;
+	if (listen(id->fd, backlog) != 0) {
+		int e = errno;
+
+		UNLOCK(id->ctx);
+		return fail(e);
+	}
+	id->backlog = backlog;
+	id->ep.fd = id->fd;
+	id->ep.kind = IWV_EP_LISTEN;
+	id->ep.ops = &listen_ops;
+	id->ep.owner = id;
+	if (iwv_engine_add(id->ctx->eng, &id->ep) != IW_OK) {
+		UNLOCK(id->ctx);
+		return fail(ENOMEM);
+	}
+	id->fd = -1; /* the engine closes it */
+	id->ep_on = true;
+	set_state(id, ID_LISTEN);
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+int iwcm_resolve_addr(struct iwcm_id *pub, const struct sockaddr *src, const struct sockaddr *dst,
+		      int timeout_ms)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+	socklen_t dl = sa_len(dst), sl = sa_len(src);
+
+	if (!id || !dl || (src && (!sl || src->sa_family != dst->sa_family)))
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	if ((id->state != ID_IDLE && id->state != ID_BOUND) ||
+	    (id->state == ID_BOUND && id->pub.route.addr.src_addr.sa_family != dst->sa_family)) {
+		UNLOCK(id->ctx);
+		return fail(EINVAL);
+	}
+	memset(&id->pub.route.addr.dst_storage, 0, sizeof(id->pub.route.addr.dst_storage));
+	memcpy(&id->pub.route.addr.dst_storage, dst, dl);
+	if (src && id->state == ID_IDLE) {
+		memset(&id->pub.route.addr.src_storage, 0, sizeof(id->pub.route.addr.src_storage));
+		memcpy(&id->pub.route.addr.src_storage, src, sl);
+	}
+	set_state(id, ID_ADDR_RESOLVED);
+	ev_post(id, IWCM_EVENT_ADDR_RESOLVED, 0, 0);
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+int iwcm_resolve_route(struct iwcm_id *pub, int timeout_ms)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+
+	if (!id)
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	if (id->state != ID_ADDR_RESOLVED) {
+		UNLOCK(id->ctx);
+		return fail(EINVAL);
+	}
+	set_state(id, ID_ROUTE_RESOLVED);
+	ev_post(id, IWCM_EVENT_ROUTE_RESOLVED, 0, 0);
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+int iwcm_attach_qp(struct iwcm_id *pub, struct iwv_qp *qpub)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+	struct iwv_qp_int *qp = (struct iwv_qp_int *)qpub;
+
+	if (!id || !qp || qp->pub.context != id->pub.verbs)
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	if (id->qp || qp->id || qp->pub.state != IWV_QPS_INIT ||
+	    rdmap_qp_state(qp->rq) != RDMAP_QP_IDLE) {
+		UNLOCK(id->ctx);
+		return fail(EINVAL);
+	}
+	id->qp = qp;
+	qp->id = id;
+	id->pub.qp = &qp->pub;
+	id->pub.pd = qp->pub.pd;
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+int iwcm_create_qp(struct iwcm_id *id, struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
+{
+	struct iwv_qp *qp;
+
+	if (!id || !pd || pd->context != id->verbs)
+		return fail(EINVAL);
+	qp = iwv_create_qp(pd, attr);
+	if (!qp)
+		return -1;
+	if (iwcm_attach_qp(id, qp) != 0) {
+		int e = errno;
+
+		iwv_destroy_qp(qp);
+		return fail(e);
+	}
+	return 0;
+}
+
+void iwcm_destroy_qp(struct iwcm_id *pub)
+{
+	if (pub && pub->qp) {
+		struct iwv_qp *qp = pub->qp;
+
+		iwv_destroy_qp(qp); /* detaches through iwcm_qp_detach */
+		pub->qp = NULL;
+	}
+}
+
+static int pd_from_param(const struct iwcm_conn_param *p, uint8_t rev, const void **pd,
+			 uint16_t *len)
+{
+	size_t max = rev == MPA_REV2 ? MPA_PD_MAX - 4 : MPA_PD_MAX;
+
+	*pd = NULL;
+	*len = 0;
+	if (!p)
+		return 0;
+	*len = p->private_data_len16 ? p->private_data_len16 : p->private_data_len;
+	*pd = p->private_data;
+	if (*len > max || (*len && !*pd) || p->srq)
+		return EINVAL;
+	return 0;
+}
+
+int iwcm_connect(struct iwcm_id *pub, struct iwcm_conn_param *param)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+	struct mpa_config c;
+	const void *pd;
+	uint16_t pd_len;
+	int fd, e;
+
+	if (!id)
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	e = pd_from_param(param, id->opt.mpa_rev, &pd, &pd_len);
+	if (!e && ((id->state != ID_ADDR_RESOLVED && id->state != ID_ROUTE_RESOLVED) || !id->qp))
+		e = EINVAL;
+	if (!e && !id->mpa && !(id->mpa = calloc(1, sizeof(*id->mpa))))
+		e = ENOMEM;
+	if (!e && !id->rxbuf) {
+		id->rxbuf = malloc(id->ctx->attr.rx_buf_size);
+		id->rxcap = id->ctx->attr.rx_buf_size;
+		if (!id->rxbuf)
+			e = ENOMEM;
+	}
+	if (e) {
+		UNLOCK(id->ctx);
+		return fail(e);
+	}
+	memcpy(id->conn_pd, pd, pd_len);
+	id->conn_pd_len = pd_len;
+	mpa_config_from(&id->opt, param ? param->responder_resources : 0,
+			param ? param->initiator_depth : 0, &c);
+	if (mpa_setup_init(id->mpa, MPA_INITIATOR, &c, iwv_now_ns()) != IW_OK) {
+		UNLOCK(id->ctx);
+		return fail(EINVAL);
+	}
+	fd = id->fd;
+	if (fd < 0) {
+		fd = socket(id->pub.route.addr.dst_addr.sa_family,
+			    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			e = errno;
+			UNLOCK(id->ctx);
+			return fail(e);
+		}
+		if (id->pub.route.addr.src_addr.sa_family != AF_UNSPEC &&
+		    bind(fd, &id->pub.route.addr.src_addr, sa_len(&id->pub.route.addr.src_addr)) !=
+			    0) {
+			e = errno;
+			close(fd);
+			UNLOCK(id->ctx);
+			return fail(e);
+		}
+	}
+	id->fd = -1;
+	id->ep.fd = fd;
+	id->ep.kind = IWV_EP_CONNECTING;
+	id->ep.ops = &stream_ops;
+	id->ep.owner = id;
+	set_state(id, ID_TCP_CONNECTING);
+	if (connect(fd, &id->pub.route.addr.dst_addr, sa_len(&id->pub.route.addr.dst_addr)) != 0 &&
+	    errno != EINPROGRESS) {
+		e = errno;
+		/* Report asynchronously, as a failure found later would be. */
+		id->ep_on = false;
+		close(fd);
+		id->ep.fd = -1;
+		setup_failed(id, IW_EMPA_CLOSED, e);
+		UNLOCK(id->ctx);
+		return 0;
+	}
+	if (iwv_engine_add(id->ctx->eng, &id->ep) != IW_OK) {
+		close(fd);
+		id->ep.fd = -1;
+		set_state(id, ID_ROUTE_RESOLVED);
+		UNLOCK(id->ctx);
+		return fail(ENOMEM);
+	}
+	id->ep_on = true;
+	id->t_setup = ms_from_now(id->opt.timeout_ms);
+	timer_note(id, id->t_setup);
+	trace(id, "connecting");
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+int iwcm_accept(struct iwcm_id *pub, struct iwcm_conn_param *param)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+	struct mpa_params p;
+	const void *pd;
+	uint16_t pd_len;
+	int r, e;
+
+	if (!id)
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	e = pd_from_param(param, id->mpa ? id->mpa->peer.rev : MPA_REV2, &pd, &pd_len);
+	if (!e && (id->state != ID_CONNECT_REQUEST || !id->qp))
+		e = EINVAL;
+	if (e) {
+		UNLOCK(id->ctx);
+		return fail(e);
+	}
+	/* The Reply carries our IRD/ORD (RFC 6581 §9.1). */
+	id->mpa->cfg.ird = param && param->responder_resources ? param->responder_resources
+							       : IWV_QP_RD_DEFAULT;
+	id->mpa->cfg.ord =
+		param && param->initiator_depth ? param->initiator_depth : IWV_QP_RD_DEFAULT;
+	r = mpa_setup_accept(id->mpa, pd, pd_len);
+	if (r == IW_OK)
+		r = mpa_setup_params(id->mpa, &p);
+	if (r == IW_OK)
+		r = qp_go(id, &p, false);
+	if (r != IW_OK) {
+		setup_failed(id, r, 0);
+		UNLOCK(id->ctx);
+		return fail(iwv_errno(r));
+	}
+	set_state(id, ID_ACCEPTING);
+	conn_kick(id);
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+int iwcm_reject(struct iwcm_id *pub, const void *private_data, uint8_t private_data_len)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+	int r;
+
+	if (!id || (private_data_len && !private_data))
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	if (id->state != ID_CONNECT_REQUEST) {
+		UNLOCK(id->ctx);
+		return fail(EINVAL);
+	}
+	r = mpa_setup_reject(id->mpa, private_data, private_data_len);
+	if (r != IW_OK) {
+		setup_failed(id, r, 0);
+		UNLOCK(id->ctx);
+		return fail(iwv_errno(r));
+	}
+	child_dropped(id);
+	id->t_setup = 0;
+	id->close_after_mpa = true;
+	set_state(id, ID_DOWN);
+	if (id->qp)
+		iwv_qp_flush_all(id->qp);
+	conn_kick(id);
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+int iwcm_disconnect(struct iwcm_id *pub)
+{
+	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
+
+	if (!id)
+		return fail(EINVAL);
+	LOCK(id->ctx);
+	switch (id->state) {
+	case ID_ACCEPTING:
+	case ID_ESTABLISHED:
+		set_state(id, ID_CLOSING);
+		if (id->qp && rdmap_qp_close(id->qp->rq) != IW_OK) {
+			/* the QP already failed: it is on its way down */
+		}
+		conn_after(id);
+		break;
+	case ID_CLOSING:
+	case ID_DOWN:
+		break;
+	default:
+		UNLOCK(id->ctx);
+		return fail(EINVAL);
+	}
+	UNLOCK(id->ctx);
+	return 0;
+}
+
+int iwcm_get_cm_event(struct iwcm_event_channel *pub, struct iwcm_event **event)
+{
+	struct iwcm_chan_int *ch = (struct iwcm_chan_int *)pub;
+	struct iwv_ctx *ctx;
+	bool nonblock;
+
+	if (!ch || !event)
+		return fail(EINVAL);
+	ctx = ch->ctx;
+	nonblock = (fcntl(ch->pub.fd, F_GETFL) & O_NONBLOCK) != 0;
+	LOCK(ctx);
+	for (;;) {
+		struct ev_int *ev;
+
+		iwv_ctx_progress(ctx);
+		ev = ch->head;
+		if (ev) {
+			ch->head = ev->next;
+			if (!ch->head) {
+				ch->tail = NULL;
+				efd_signal(ch->efd, false);
+			}
+			((struct iwcm_id_int *)ev->pub.id)->events_unacked++;
+			if (ev->pub.listen_id)
+				((struct iwcm_id_int *)ev->pub.listen_id)->events_unacked++;
+			UNLOCK(ctx);
+			*event = &ev->pub;
+			return 0;
+		}
+		if (nonblock) {
+			UNLOCK(ctx);
+			return fail(EAGAIN);
+		}
+		iwv_ctx_wait(ctx, UINT64_MAX, ch->efd);
+	}
+}
+
+int iwcm_ack_cm_event(struct iwcm_event *event)
+{
+	struct ev_int *ev = (struct ev_int *)event;
+	struct iwcm_id_int *id;
+
+	if (!ev)
+		return fail(EINVAL);
+	id = (struct iwcm_id_int *)ev->pub.id;
+	LOCK(id->ctx);
+	id->events_unacked--;
+	if (ev->pub.listen_id)
+		((struct iwcm_id_int *)ev->pub.listen_id)->events_unacked--;
+	UNLOCK(id->ctx);
+	free(ev);
+	return 0;
+}
+
+struct sockaddr *iwcm_get_local_addr(struct iwcm_id *id)
+{
+	return id ? &id->route.addr.src_addr : NULL;
+}
+
+struct sockaddr *iwcm_get_peer_addr(struct iwcm_id *id)
+{
+	return id ? &id->route.addr.dst_addr : NULL;
+}
+
+static uint16_t sa_port(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)(const void *)sa)->sin_port);
+	if (sa->sa_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)(const void *)sa)->sin6_port);
+	return 0;
+}
+
+uint16_t iwcm_get_src_port(struct iwcm_id *id)
+{
+	return id ? sa_port(&id->route.addr.src_addr) : 0;
+}
+
+uint16_t iwcm_get_dst_port(struct iwcm_id *id)
+{
+	return id ? sa_port(&id->route.addr.dst_addr) : 0;
+}

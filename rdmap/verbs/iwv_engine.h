@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iwv_engine.h - the I/O engine: the only code of the stack that calls socket
+ * APIs (DESIGN.md §3 rule 2).  Internal to rdmap/verbs/.
+ *
+ * The engine moves octets between TCP sockets and "endpoints" (struct iwv_ep)
+ * and knows nothing of MPA, DDP or RDMAP: an endpoint says where received
+ * octets go (rx_buf) and what to send (tx_iov), and hears what happened
+ * through its callbacks.  Two backends behave the same:
+ *
+ *   epoll    non-blocking sockets, level-triggered readiness; writes happen
+ *            inline in iwv_engine_kick_tx() (writev of many iovecs) and, when
+ *            the socket was full, again once it is writable (EPOLLOUT);
+ *   io_uring one recv and at most one sendmsg in flight per stream endpoint,
+ *            accept and connect as io_uring operations; submissions are made
+ *            at once (one io_uring_submit per kick), completions reaped in
+ *            iwv_engine_progress().
+ *
+ * Threading: none inside.  The caller serialises every call (the verbs layer
+ * holds its context lock) and waits for work itself: iwv_engine_fd() becomes
+ * readable when iwv_engine_progress() has something to do, so a caller may
+ * poll() it (with the lock dropped) and then call progress (lock held).
+ *
+ * Callbacks run inside iwv_engine_progress() and iwv_engine_kick_tx().  They
+ * may call iwv_engine_kick_tx(), iwv_engine_shutdown_wr() and
+ * iwv_engine_remove() on any endpoint, including their own.  After
+ * iwv_engine_remove(ep) the engine calls no callback of ep except, exactly
+ * once, released(ep) — possibly from inside iwv_engine_remove() itself (epoll)
+ * or from a later progress call once no operation refers to ep or its buffers
+ * (io_uring).
+ */
+#ifndef IWARP_IWV_ENGINE_H
+#define IWARP_IWV_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <iwarp/iwv.h>
+
+struct iwv_ep;
+
+enum iwv_ep_kind {
+	IWV_EP_LISTEN,	   /* fd is a listening socket: accepted() for each connection */
+	IWV_EP_CONNECTING, /* fd has a non-blocking connect() in progress (EINPROGRESS or
+			      already done): connected() once, then the ep is a STREAM */
+	IWV_EP_STREAM,	   /* fd is a connected socket: rx/tx */
+};
+
+struct iwv_ep_ops {
+	/*
+	 * STREAM: where the next received octets go.  Sets *buf and *len (> 0).
+	 * The buffer must stay valid until rx() is called for it (io_uring keeps
+	 * a recv in flight on it) or until released().
+	 */
+	void (*rx_buf)(struct iwv_ep *ep, void **buf, size_t *len);
+	/* STREAM: n > 0 octets arrived in the buffer from rx_buf; n == 0: the peer's
+	 * FIN (end of stream; no more rx calls); n < 0: -errno (connection failed;
+	 * no more rx calls). */
+	void (*rx)(struct iwv_ep *ep, ssize_t n);
+	/*
+	 * STREAM: octets to send now: fill up to max iovecs, return the count
+	 * (0 = nothing to send).  The memory they point at stays valid until
+	 * tx_done() reports it sent.
+	 */
+	int (*tx_iov)(struct iwv_ep *ep, struct iovec *iov, int max);
+	/* STREAM: n > 0 octets of what tx_iov() gave were sent (possibly fewer than
+	 * offered: the next tx_iov() starts after them); n < 0: -errno, the send
+	 * failed (the connection is broken; rx() will also report it or EOF). */
+	void (*tx_done)(struct iwv_ep *ep, ssize_t n);
+	/* CONNECTING: err 0 = connected (the ep is now a STREAM and receiving),
+	 * or -errno (ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH...; the ep is dead:
+	 * the owner calls iwv_engine_remove()). */
+	void (*connected)(struct iwv_ep *ep, int err);
+	/* LISTEN: a new connection: fd (non-blocking, CLOEXEC, TCP_NODELAY set) now
+	 * belongs to the callee; or fd = -errno if accept failed in a way that stops
+	 * the listener (EMFILE and the like are retried later, not reported). */
+	void (*accepted)(struct iwv_ep *ep, int fd);
+	/* After iwv_engine_remove(): the engine no longer refers to ep; its fd is
+	 * closed.  The owner may free ep and its buffers now. */
+	void (*released)(struct iwv_ep *ep);
+};
+
+struct iwv_ep {
+	int fd;
+	enum iwv_ep_kind kind;
+	const struct iwv_ep_ops *ops;
+	void *owner; /* for the callbacks */
+	/* engine private: */
+	uint32_t eng_flags;
+	int eng_inflight; /* io_uring operations referring to ep */
+	struct iwv_ep *eng_next;
+	void *eng_priv;
+};
+
+struct iwv_engine;
+
+/*
+ * Create an engine.  IWV_ENGINE_DEFAULT: $IWARP_ENGINE ("uring" or "epoll")
+ * if set, else io_uring when it is built in and the kernel allows it, else
+ * epoll.  An explicit IWV_ENGINE_URING that cannot work fails with
+ * IW_ENOTSUP.  Returns IW_OK, IW_ENOTSUP, IW_EINVAL ($IWARP_ENGINE names
+ * nothing known) or IW_ENOMEM.
+ */
+int iwv_engine_create(enum iwv_engine_type type, struct iwv_engine **e);
+/* Every ep must have been removed and released. */
+void iwv_engine_destroy(struct iwv_engine *e);
+const char *iwv_engine_name(const struct iwv_engine *e); /* "uring" or "epoll" */
+/* Readable (POLLIN) when iwv_engine_progress() has something to do. */
+int iwv_engine_fd(const struct iwv_engine *e);
+
+/*
+ * Start I/O on ep (fd non-blocking, kind set, ops set).  STREAM and
+ * CONNECTING fds get TCP_NODELAY.  IW_OK or IW_ENOMEM.
+ */
+int iwv_engine_add(struct iwv_engine *e, struct iwv_ep *ep);
+
+/* ep (STREAM) has new octets for tx_iov(): send as much as the socket takes
+ * now (epoll) or start a send (io_uring, unless one is in flight: then the
+ * next one starts when it completes). */
+void iwv_engine_kick_tx(struct iwv_engine *e, struct iwv_ep *ep);
+
+/* ep (STREAM): once everything tx_iov() offers has been sent, send FIN
+ * (shutdown(SHUT_WR)).  Reception goes on. */
+void iwv_engine_shutdown_wr(struct iwv_engine *e, struct iwv_ep *ep);
+
+/* Stop all I/O on ep and close its fd: abort = true resets the connection
+ * (SO_LINGER 0: RST); false just closes.  released() follows (see top). */
+void iwv_engine_remove(struct iwv_engine *e, struct iwv_ep *ep, bool abort);
+
+/*
+ * Do what is ready, without blocking: reads (many octets per call), writes,
+ * accepts, connects, completions.  Returns the number of callbacks made (0 =
+ * nothing was ready).
+ */
+int iwv_engine_progress(struct iwv_engine *e);
+
+#endif /* IWARP_IWV_ENGINE_H */
