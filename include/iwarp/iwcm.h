@@ -36,6 +36,7 @@
 #include <sys/socket.h>
 
 #include <iwarp/iwv.h>
+#include <iwarp/mpa.h> /* MPA_REV*, MPA_RTR_* for struct iwcm_options */
 
 #ifdef __cplusplus
 extern "C" {
@@ -170,8 +171,10 @@ IW_EXPORT int iwcm_destroy_event_channel(struct iwcm_event_channel *channel);
 /* The calls below return 0, or -1 with errno set (as librdmacm). */
 IW_EXPORT int iwcm_create_id(struct iwcm_event_channel *channel, struct iwcm_id **id, void *context,
 			     enum iwcm_port_space ps);
-/* Tears down the connection (abortively unless already disconnected); EBUSY while
- * events of this id are not yet acknowledged or a QP is still attached. */
+/* Tears down the connection (abortively unless already disconnected; no event is
+ * reported for it) and drops the id's queued events; an attached QP is detached,
+ * flushed and left for iwv_destroy_qp.  EBUSY while events of this id that
+ * iwcm_get_cm_event returned are not yet acknowledged. */
 IW_EXPORT int iwcm_destroy_id(struct iwcm_id *id);
 
 IW_EXPORT int iwcm_set_options(struct iwcm_id *id, const struct iwcm_options *opt);

@@ -17,9 +17,11 @@
  * and no atomics (RFC 5040 has neither); lkey == rkey == the STag; a QP is
  * connected through the connection manager (iwcm.h), never by modify_qp.
  *
- * Progress: every call that looks at the device (post, poll, get_cq_event,
- * the CM calls) also moves bytes between the sockets and the queue pairs, so a
- * single-threaded program needs no thread of its own.  With an engine thread
+ * Progress: iwv_post_send, iwv_poll_cq (when the CQ is empty),
+ * iwv_get_cq_event and iwcm_get_cm_event move bytes between the sockets and
+ * the queue pairs, so a single-threaded program needs no thread of its own;
+ * the channel fds (completion and CM) become readable when there is work for
+ * them, including the CM's timers.  With an engine thread
  * (iwv_context_attr.engine_thread, or IWARP_ENGINE_THREAD=1) the stack also
  * progresses while the program sleeps.  All calls are thread safe.
  *
@@ -165,8 +167,9 @@ IW_EXPORT int iwv_destroy_comp_channel(struct iwv_comp_channel *channel);
 /* cqe: 1..65536.  channel may be NULL.  comp_vector is accepted and ignored. */
 IW_EXPORT struct iwv_cq *iwv_create_cq(struct iwv_context *context, int cqe, void *cq_context,
 				       struct iwv_comp_channel *channel, int comp_vector);
-/* EBUSY while QPs use it, or while events of it are not yet acknowledged
- * (ibverbs blocks there; returning EBUSY cannot hang a program). */
+/* EBUSY while QPs use it, while an event of it is queued on its channel, or
+ * while events of it are not yet acknowledged (ibverbs blocks there; returning
+ * EBUSY cannot hang a program). */
 IW_EXPORT int iwv_destroy_cq(struct iwv_cq *cq);
 
 enum iwv_wc_status {

@@ -278,6 +278,7 @@ static void timer_note(struct iwcm_id_int *id, uint64_t t)
 
 	if (t < ctx->next_timer) {
 		ctx->next_timer = t;
+		iwv_ctx_arm_timer(ctx);
 		if (ctx->thread_on)
 			efd_signal(ctx->wake_fd, true);
 	}
@@ -325,8 +326,14 @@ static void conn_end(struct iwcm_id_int *id, bool abort)
 	if (id->qp && id->qp->pub.state != IWV_QPS_ERR)
 		iwv_qp_flush_all(id->qp);
 	if (id->estab && !id->disc) {
+		int err = id->qp ? rdmap_qp_error(id->qp->rq) : 0;
+
+		/* The peer's FIN ending the stream is how a disconnect looks from this
+		 * side: not an error.  A reset, a Terminate or a timeout is. */
+		if (!abort && err == IW_EMPA_CLOSED)
+			err = 0;
 		id->disc = true;
-		ev_post(id, IWCM_EVENT_DISCONNECTED, 0, id->qp ? rdmap_qp_error(id->qp->rq) : 0);
+		ev_post(id, IWCM_EVENT_DISCONNECTED, 0, err);
 	}
 }
 
@@ -706,12 +713,14 @@ static void mpa_sent(struct iwcm_id_int *id)
 		}
 		return;
 	}
-	if (id->state == ID_ACCEPTING) {
+	/* (CLOSING: the program disconnected before the Reply was out) */
+	if (!id->estab && (id->state == ID_ACCEPTING || id->state == ID_CLOSING)) {
 		struct mpa_params p;
 		struct ev_int *ev;
 
 		id->t_setup = 0;
-		set_state(id, ID_ESTABLISHED);
+		if (id->state == ID_ACCEPTING)
+			set_state(id, ID_ESTABLISHED);
 		id->estab = true;
 		child_dropped(id);
 		ev = ev_post(id, IWCM_EVENT_ESTABLISHED, 0, 0);
@@ -894,6 +903,7 @@ void iwcm_handle_timers(struct iwv_ctx *ctx, uint64_t now)
 	for (id = ctx->ids; id; id = id->next)
 		t = IW_MIN(t, id_next_timer(id));
 	ctx->next_timer = t;
+	iwv_ctx_arm_timer(ctx);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -961,7 +971,8 @@ struct iwcm_event_channel *iwcm_create_event_channel_ctx(struct iwv_context *con
 	if (ch->efd < 0 || ch->pub.fd < 0 ||
 	    epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, ch->efd, &ev) != 0 ||
 	    (!ctx->thread_on &&
-	     epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, iwv_engine_fd(ctx->eng), &ev) != 0)) {
+	     (epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, iwv_engine_fd(ctx->eng), &ev) != 0 ||
+	      epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, ctx->timer_fd, &ev) != 0))) {
 		int e = errno;
 
 		if (ch->efd >= 0)
@@ -1095,7 +1106,9 @@ int iwcm_destroy_id(struct iwcm_id *pub)
 		UNLOCK(ctx);
 		return fail(EBUSY);
 	}
-	purge_events(id);
+	/* Nobody will read events of this id any more: post none while tearing down,
+	 * then drop the queued ones. */
+	id->disc = true;
 	if (id->qp) {
 		struct iwv_qp_int *qp = id->qp;
 
@@ -1117,6 +1130,7 @@ int iwcm_destroy_id(struct iwcm_id *pub)
 			}
 		}
 	}
+	purge_events(id);
 	id->ch->ids--;
 	id_release(id);
 	UNLOCK(ctx);
@@ -1366,7 +1380,8 @@ int iwcm_connect(struct iwcm_id *pub, struct iwcm_conn_param *param)
 		UNLOCK(id->ctx);
 		return fail(e);
 	}
-	memcpy(id->conn_pd, pd, pd_len);
+	if (pd_len)
+		memcpy(id->conn_pd, pd, pd_len);
 	id->conn_pd_len = pd_len;
 	mpa_config_from(&id->opt, param ? param->responder_resources : 0,
 			param ? param->initiator_depth : 0, &c);

@@ -37,7 +37,8 @@ struct iwv_ctx {
 	struct iwcm_id_int *dead; /* released ids waiting for their endpoint */
 	struct iwv_qp_int *qps;	  /* every QP (CQ refill) */
 	uint64_t next_timer;	  /* no cm timer fires before this (hint) */
-	int wake_fd;		  /* eventfd: wakes the engine thread and waiters */
+	int wake_fd;		  /* eventfd: wakes the engine thread */
+	int timer_fd;		  /* timerfd armed to next_timer (in every channel's epoll set) */
 	pthread_t thread;
 	bool thread_on, thread_stop;
 	bool is_default; /* the shared context of iwcm_create_event_channel() */
@@ -111,6 +112,8 @@ void iwcm_qp_detach(struct iwv_qp_int *qp, bool destroying);
 /* Verbs internals used by the CM (lock held). */
 int iwv_ctx_progress(struct iwv_ctx *ctx);
 uint64_t iwv_now_ns(void);
+/* Arm the context's timerfd to ctx->next_timer (disarm for none). */
+void iwv_ctx_arm_timer(struct iwv_ctx *ctx);
 /* Wait (lock held on entry and exit; dropped while waiting) for engine or wake activity
  * or until deadline_ns; extra_fd (or -1) is also watched. */
 void iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd);

@@ -29,6 +29,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -190,6 +191,8 @@ static void ctx_free(struct iwv_ctx *ctx)
 		ddp_stag_table_destroy(ctx->stags);
 	if (ctx->wake_fd >= 0)
 		close(ctx->wake_fd);
+	if (ctx->timer_fd >= 0)
+		close(ctx->timer_fd);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
 }
@@ -229,6 +232,7 @@ struct iwv_context *iwv_open_context(const struct iwv_context_attr *attr_in)
 	ctx->pub.num_comp_vectors = 1;
 	ctx->attr = attr;
 	ctx->wake_fd = -1;
+	ctx->timer_fd = -1;
 	ctx->next_handle = 1;
 	ctx->next_timer = UINT64_MAX;
 	pthread_mutex_init(&ctx->lock, NULL);
@@ -243,7 +247,8 @@ struct iwv_context *iwv_open_context(const struct iwv_context_attr *attr_in)
 		seed = iwv_now_ns() ^ (uint64_t)(uintptr_t)ctx;
 	ctx->stags = ddp_stag_table_create(attr.max_mr, seed);
 	ctx->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!ctx->stags || ctx->wake_fd < 0) {
+	ctx->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (!ctx->stags || ctx->wake_fd < 0 || ctx->timer_fd < 0) {
 		ctx_free(ctx);
 		errno = ENOMEM;
 		return NULL;
@@ -372,6 +377,30 @@ struct iwv_ctx *iwv_default_ctx_get(void)
 /* ---------------------------------------------------------------------- */
 /* Progress and waiting                                                     */
 /* ---------------------------------------------------------------------- */
+
+/*
+ * The CM's timers (first-FPDU pause, MPA and close timeouts) must fire even
+ * when the program only sleeps in poll() on a channel fd: the timerfd sits in
+ * every channel's epoll set and is armed to the nearest timer.
+ */
+void iwv_ctx_arm_timer(struct iwv_ctx *ctx)
+{
+	struct itimerspec its;
+	uint64_t junk;
+
+	memset(&its, 0, sizeof(its));
+	if (ctx->next_timer != UINT64_MAX) {
+		its.it_value.tv_sec = (time_t)(ctx->next_timer / 1000000000u);
+		its.it_value.tv_nsec = (long)(ctx->next_timer % 1000000000u);
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1; /* all zero would disarm */
+	}
+	/* clear an expiry already counted, then (re)arm or disarm */
+	if (read(ctx->timer_fd, &junk, sizeof(junk)) < 0) {
+		/* EAGAIN: it had not expired */
+	}
+	timerfd_settime(ctx->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
 
 int iwv_ctx_progress(struct iwv_ctx *ctx)
 {
@@ -605,7 +634,8 @@ struct iwv_comp_channel *iwv_create_comp_channel(struct iwv_context *context)
 	if (epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, ch->efd, &ev) != 0)
 		goto fail;
 	if (!ctx->thread_on &&
-	    epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, iwv_engine_fd(ctx->eng), &ev) != 0)
+	    (epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, iwv_engine_fd(ctx->eng), &ev) != 0 ||
+	     epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, ctx->timer_fd, &ev) != 0))
 		goto fail;
 	pthread_mutex_lock(&ctx->lock);
 	ctx->users++;
