@@ -1205,6 +1205,11 @@ static enum rdmap_wc_status term_status(const struct rdmap_term *t)
 		return RDMAP_WC_REM_ACCESS_ERR;
 	if (t->code.layer == IW_TERM_LAYER_RDMAP && t->code.etype == 2)
 		return RDMAP_WC_REM_OP_ERR;
+	/* RFC 5041 §7.2 tagged buffer errors (type 1) (invalid STag, base or bounds, STag
+	 * not on this stream, TO wrap) are protection errors of our RDMA Write /
+	 * Read reference: ibverbs calls that a remote access error. */
+	if (t->code.layer == IW_TERM_LAYER_DDP && t->code.etype == 1 && t->code.ecode <= 3)
+		return RDMAP_WC_REM_ACCESS_ERR;
 	if (t->code.layer == IW_TERM_LAYER_DDP || t->code.layer == IW_TERM_LAYER_LLP)
 		return RDMAP_WC_REM_INV_REQ_ERR;
 	return RDMAP_WC_GENERAL_ERR;

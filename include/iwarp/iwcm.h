@@ -146,8 +146,11 @@ struct iwcm_event {
 		struct iwcm_conn_param conn; /* CONNECT_REQUEST, ESTABLISHED, REJECTED */
 	} param;
 	int iw_err; /* extension: the iw_err cause of a failure (0 otherwise) */
-	/* extension: what MPA negotiated (ESTABLISHED) or what the peer asked
-	 * (CONNECT_REQUEST: mpa_rev, crc, markers = the peer's request bits) */
+	/* extension: what MPA negotiated (ESTABLISHED), or what the peer asked
+	 * (CONNECT_REQUEST: its rev, C bit, markers_tx = its M bit, i.e. we would
+	 * send Markers, p2p/rtr/ird/ord from its IRD/ORD word; markers_rx false).
+	 * In a CONNECT_REQUEST, param.conn.responder_resources is the peer's ORD
+	 * and initiator_depth its IRD, as librdmacm reports them. */
 	struct {
 		uint8_t mpa_rev;
 		bool crc;
@@ -195,6 +198,9 @@ IW_EXPORT int iwcm_create_qp(struct iwcm_id *id, struct iwv_pd *pd,
 IW_EXPORT int iwcm_attach_qp(struct iwcm_id *id, struct iwv_qp *qp);
 IW_EXPORT void iwcm_destroy_qp(struct iwcm_id *id);
 
+/* conn_param may be NULL (no private data, default IRD/ORD).  An RDMA Write's own
+ * completion is SUCCESS once it is sent; a protection error the peer finds in
+ * it shows on the work requests after it (flushed with the peer's Terminate). */
 IW_EXPORT int iwcm_connect(struct iwcm_id *id, struct iwcm_conn_param *conn_param);
 IW_EXPORT int iwcm_accept(struct iwcm_id *id, struct iwcm_conn_param *conn_param);
 IW_EXPORT int iwcm_reject(struct iwcm_id *id, const void *private_data, uint8_t private_data_len);

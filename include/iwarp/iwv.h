@@ -118,8 +118,8 @@ enum iwv_access_flags {
 	IWV_ACCESS_LOCAL_WRITE = 1,
 	IWV_ACCESS_REMOTE_WRITE = (1 << 1),
 	IWV_ACCESS_REMOTE_READ = (1 << 2),
-	IWV_ACCESS_REMOTE_ATOMIC = (1 << 3), /* refused: no atomics in RFC 5040 */
-	IWV_ACCESS_MW_BIND = (1 << 4),	     /* refused */
+	IWV_ACCESS_REMOTE_ATOMIC = (1 << 3), /* refused (EOPNOTSUPP): no atomics in RFC 5040 */
+	IWV_ACCESS_MW_BIND = (1 << 4),	     /* refused (EOPNOTSUPP) */
 };
 
 struct iwv_mr {
@@ -267,11 +267,13 @@ enum iwv_qp_state {
 	IWV_QPS_ERR, /* failed or disconnected: every work request is flushed */
 };
 
+/* Depths and SGE counts of 0 are raised to 1 (written back), as a send-only QP
+ * in ibverbs asks for 0 receives. */
 struct iwv_qp_cap {
-	uint32_t max_send_wr;	  /* 1..4096 */
-	uint32_t max_recv_wr;	  /* 1..4096 */
-	uint32_t max_send_sge;	  /* 1..IWV_MAX_SGE */
-	uint32_t max_recv_sge;	  /* 1..IWV_MAX_SGE */
+	uint32_t max_send_wr;	  /* 0..4096 */
+	uint32_t max_recv_wr;	  /* 0..4096 */
+	uint32_t max_send_sge;	  /* 0..IWV_MAX_SGE */
+	uint32_t max_recv_sge;	  /* 0..IWV_MAX_SGE */
 	uint32_t max_inline_data; /* 0..IWV_MAX_INLINE */
 };
 

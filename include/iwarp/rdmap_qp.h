@@ -74,7 +74,8 @@ enum rdmap_wc_status {
 	RDMAP_WC_LOC_LEN_ERR,	 /* local length error (e.g. Send larger than MULPDU rules allow) */
 	RDMAP_WC_LOC_PROT_ERR,	 /* an lkey does not cover the SGE or lacks the access */
 	RDMAP_WC_WR_FLUSH_ERR,	 /* the QP left RTS before this WR was done */
-	RDMAP_WC_REM_ACCESS_ERR, /* the peer reported a protection error (Terminate) */
+	RDMAP_WC_REM_ACCESS_ERR, /* the peer reported a protection error (Terminate: RDMAP
+				    type 1, or DDP type 1 (tagged buffer) codes 0-3) */
 	RDMAP_WC_REM_OP_ERR,	 /* the peer reported an operation error (Terminate) */
 	RDMAP_WC_REM_INV_REQ_ERR, /* the peer found our request invalid (DDP/LLP Terminate) */
 	RDMAP_WC_GENERAL_ERR,	  /* any other fatal error */

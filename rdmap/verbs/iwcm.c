@@ -509,6 +509,16 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n)
 		setup_failed(id, id->mpa ? mpa_setup_handle_close(id->mpa) : IW_EMPA_CLOSED,
 			     n < 0 ? (int)-n : ECONNRESET);
 		return;
+	case ID_ACCEPTING:
+		/* accepted, but the peer left before our Reply was out: the program
+		 * gets CONNECT_ERROR (no ESTABLISHED was reported) */
+		if (!id->estab) {
+			if (id->qp)
+				rdmap_qp_llp_closed(id->qp->rq);
+			setup_failed(id, IW_EMPA_CLOSED, n < 0 ? (int)-n : ECONNRESET);
+			return;
+		}
+		break;
 	default:
 		break;
 	}

@@ -167,13 +167,10 @@ void iwv_engine_remove(struct iwv_engine *e, struct iwv_ep *ep, bool abort)
 
 int iwv_engine_progress(struct iwv_engine *e)
 {
-	int n;
-
 	eng_enter(e);
 	e->ops->progress(e);
 	eng_leave(e);
-	n = e->ncb;
-	return n;
+	return e->ncb; /* released() calls of eng_leave() included */
 }
 
 /* ---------------------------------------------------------------------- */

@@ -21,13 +21,20 @@
  * readable when iwv_engine_progress() has something to do, so a caller may
  * poll() it (with the lock dropped) and then call progress (lock held).
  *
- * Callbacks run inside iwv_engine_progress() and iwv_engine_kick_tx().  They
- * may call iwv_engine_kick_tx(), iwv_engine_shutdown_wr() and
- * iwv_engine_remove() on any endpoint, including their own.  After
+ * Event callbacks (rx, tx_done, connected, accepted) run inside
+ * iwv_engine_progress() and iwv_engine_kick_tx().  The question callbacks
+ * rx_buf and tx_iov may also be called from iwv_engine_add() (io_uring posts
+ * its first recv at once) and iwv_engine_shutdown_wr() (is anything still to
+ * send?).  Callbacks may call iwv_engine_kick_tx(), iwv_engine_shutdown_wr()
+ * and iwv_engine_remove() on any endpoint, including their own.  After
  * iwv_engine_remove(ep) the engine calls no callback of ep except, exactly
- * once, released(ep) — possibly from inside iwv_engine_remove() itself (epoll)
- * or from a later progress call once no operation refers to ep or its buffers
- * (io_uring).
+ * once, released(ep): never while an engine call is on the stack (the
+ * outermost engine call delivers it as it returns, which may be
+ * iwv_engine_remove() itself), and with io_uring only once no operation
+ * refers to ep or its buffers.  The engine then sets ep->fd to -1.
+ *
+ * There is no way to pause reception: rx_buf must always give space (with
+ * io_uring the buffer stays lent to a recv in flight).
  */
 #ifndef IWARP_IWV_ENGINE_H
 #define IWARP_IWV_ENGINE_H
@@ -102,7 +109,7 @@ struct iwv_engine;
  * if set, else io_uring when it is built in and the kernel allows it, else
  * epoll.  An explicit IWV_ENGINE_URING that cannot work fails with
  * IW_ENOTSUP.  Returns IW_OK, IW_ENOTSUP, IW_EINVAL ($IWARP_ENGINE names
- * nothing known) or IW_ENOMEM.
+ * nothing known) or IW_ENOMEM; *e is NULL on failure.
  */
 int iwv_engine_create(enum iwv_engine_type type, struct iwv_engine **e);
 /* Every ep must have been removed and released. */
@@ -113,7 +120,8 @@ int iwv_engine_fd(const struct iwv_engine *e);
 
 /*
  * Start I/O on ep (fd non-blocking, kind set, ops set).  STREAM and
- * CONNECTING fds get TCP_NODELAY.  IW_OK or IW_ENOMEM.
+ * CONNECTING fds get TCP_NODELAY.  IW_OK, IW_ENOMEM, or IW_EINVAL for an fd
+ * the backend cannot watch.
  */
 int iwv_engine_add(struct iwv_engine *e, struct iwv_ep *ep);
 
@@ -132,8 +140,8 @@ void iwv_engine_remove(struct iwv_engine *e, struct iwv_ep *ep, bool abort);
 
 /*
  * Do what is ready, without blocking: reads (many octets per call), writes,
- * accepts, connects, completions.  Returns the number of callbacks made (0 =
- * nothing was ready).
+ * accepts, connects, completions.  Returns the number of event callbacks made
+ * (rx, tx_done, connected, accepted, released; 0 = nothing was ready).
  */
 int iwv_engine_progress(struct iwv_engine *e);
 

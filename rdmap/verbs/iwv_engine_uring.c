@@ -83,7 +83,8 @@ struct ur_engine {
 	struct iwv_engine base;
 	struct io_uring ring;
 	unsigned int cq_entries;
-	struct iwv_ep *stalled; /* linked through eng_next */
+	struct iwv_ep *stalled;	 /* linked through eng_next */
+	struct iwv_ep *rearming; /* the part of it ur_rearm_stalled() is walking */
 };
 
 static struct ur_engine *to_ur_engine(struct iwv_engine *e)
@@ -118,18 +119,21 @@ static void ur_stall(struct ur_engine *ue, struct iwv_ep *ep)
 
 static void ur_unstall(struct ur_engine *ue, struct iwv_ep *ep)
 {
-	struct iwv_ep **pp;
+	struct iwv_ep **heads[2] = {&ue->stalled, &ue->rearming}, **pp;
+	int i;
 
 	if (!(ep->eng_flags & URF_STALLED))
 		return;
 	ep->eng_flags &= ~URF_STALLED;
-	for (pp = &ue->stalled; *pp; pp = &(*pp)->eng_next) {
-		if (*pp == ep) {
-			*pp = ep->eng_next;
-			break;
+	for (i = 0; i < 2; i++) {
+		for (pp = heads[i]; *pp; pp = &(*pp)->eng_next) {
+			if (*pp == ep) {
+				*pp = ep->eng_next;
+				ep->eng_next = NULL;
+				return;
+			}
 		}
 	}
-	ep->eng_next = NULL;
 }
 
 static void ur_issue(struct iwv_ep *ep, struct io_uring_sqe *sqe, enum ur_op op)
@@ -298,6 +302,11 @@ static void ur_connect_done(struct ur_engine *ue, struct iwv_ep *ep, int res)
 	/* ur_arm starts receiving and carries out a kick made while connecting. */
 }
 
+/*
+ * One completion.  We cancel only operations of removed eps, so -ECANCELED on
+ * a live ep came from elsewhere (kernels that cancel the requests of a thread
+ * when it exits): the operation is simply made again, like after -EINTR.
+ */
 static void ur_complete(struct ur_engine *ue, struct iwv_ep *ep, enum ur_op op, int res)
 {
 	struct iwv_engine *e = &ue->base;
@@ -314,7 +323,7 @@ static void ur_complete(struct ur_engine *ue, struct iwv_ep *ep, enum ur_op op, 
 			iwv_eng_cb_rx(e, ep, res);
 		} else if (res == -EAGAIN) {
 			ep->eng_flags |= URF_RX_EAGAIN;
-		} else if (res != -EINTR) {
+		} else if (res != -EINTR && res != -ECANCELED) {
 			ep->eng_flags |= IWV_EPF_RX_DONE;
 			iwv_eng_cb_rx(e, ep, res);
 		}
@@ -326,7 +335,7 @@ static void ur_complete(struct ur_engine *ue, struct iwv_ep *ep, enum ur_op op, 
 		} else if (res == -EAGAIN || res == 0) {
 			/* 0 (not seen on TCP) waits for POLLOUT rather than spin. */
 			ep->eng_flags |= IWV_EPF_TX_WANT | URF_TX_EAGAIN;
-		} else if (res == -EINTR) {
+		} else if (res == -EINTR || res == -ECANCELED) {
 			ep->eng_flags |= IWV_EPF_TX_WANT;
 		} else {
 			ep->eng_flags = (ep->eng_flags & ~IWV_EPF_TX_WANT) | IWV_EPF_TX_ERR;
@@ -334,10 +343,10 @@ static void ur_complete(struct ur_engine *ue, struct iwv_ep *ep, enum ur_op op, 
 		}
 		break;
 	case UR_RXPOLL:
-		if (ep->kind == IWV_EP_LISTEN)
+		if (ep->kind != IWV_EP_LISTEN)
+			ep->eng_flags &= ~URF_RX_EAGAIN; /* the recv comes next */
+		else if (res != -ECANCELED)
 			iwv_eng_accept_all(e, ep);
-		else
-			ep->eng_flags &= ~URF_RX_EAGAIN;
 		break;
 	case UR_TXPOLL:
 		if (ep->kind == IWV_EP_CONNECTING) {
@@ -352,26 +361,35 @@ static void ur_complete(struct ur_engine *ue, struct iwv_ep *ep, enum ur_op op, 
 		ur_arm(ue, ep);
 }
 
-static void ur_progress(struct iwv_engine *e)
+/* Try again what found the submission queue full. */
+static void ur_rearm_stalled(struct ur_engine *ue)
 {
-	struct ur_engine *ue = to_ur_engine(e);
-	struct io_uring_cqe *cqe;
-	struct iwv_ep *ep, *list;
-	unsigned int budget;
-	uint64_t ud;
-	int res;
+	struct iwv_ep *ep;
 
-	list = ue->stalled;
+	/* Walked from ue so that ur_unstall() finds an ep in either part;
+	 * an ep that stalls again goes back on ue->stalled, not in a loop. */
+	ue->rearming = ue->stalled;
 	ue->stalled = NULL;
-	while (list) {
-		ep = list;
-		list = ep->eng_next;
+	while ((ep = ue->rearming)) {
+		ue->rearming = ep->eng_next;
 		ep->eng_next = NULL;
 		ep->eng_flags &= ~URF_STALLED;
 		ur_arm(ue, ep);
 	}
-	/* Bounded: completions of operations re-armed by this very call are
-	 * left for the next one. */
+}
+
+static void ur_progress(struct iwv_engine *e)
+{
+	struct ur_engine *ue = to_ur_engine(e);
+	struct io_uring_cqe *cqe;
+	struct iwv_ep *ep;
+	unsigned int budget;
+	uint64_t ud;
+	int res;
+
+	ur_rearm_stalled(ue);
+	/* Bounded, so that a flood of completions cannot keep the caller
+	 * here; what is left keeps the ring fd readable. */
 	for (budget = ue->cq_entries; budget; budget--) {
 		if (io_uring_peek_cqe(&ue->ring, &cqe))
 			break;
@@ -393,6 +411,14 @@ static void ur_flush(struct iwv_engine *e)
 	 * queued; the next flush tries again. */
 	if (io_uring_sq_ready(&ue->ring))
 		io_uring_submit(&ue->ring);
+	/* Stalled eps may wait for no completion at all: arm them now that
+	 * the queue has room, rather than only in a progress call nothing
+	 * might trigger. */
+	if (ue->stalled && io_uring_sq_space_left(&ue->ring)) {
+		ur_rearm_stalled(ue);
+		if (io_uring_sq_ready(&ue->ring))
+			io_uring_submit(&ue->ring);
+	}
 }
 
 static int ur_add(struct iwv_engine *e, struct iwv_ep *ep)

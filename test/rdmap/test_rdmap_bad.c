@@ -1198,6 +1198,9 @@ static int check_completions(struct ctx *c, uint64_t status_of)
 /* Work failed by the peer's Terminate: the status its triple maps to. */
 static int peer_term_status(const struct iw_term_code *code)
 {
+	/* tagged buffer errors (RFC 5041 §7.2, type 1, codes 0-3) are protection errors */
+	if (code->layer == IW_TERM_LAYER_DDP && code->etype == 1 && code->ecode <= 3)
+		return RDMAP_WC_REM_ACCESS_ERR;
 	if (code->layer != IW_TERM_LAYER_RDMAP)
 		return RDMAP_WC_REM_INV_REQ_ERR;
 	return code->etype == 1 ? RDMAP_WC_REM_ACCESS_ERR : RDMAP_WC_REM_OP_ERR;
