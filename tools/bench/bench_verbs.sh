@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# bench_verbs.sh - iwperf over the iWARP stack next to iwperf --tcp-baseline
+# (the same pattern over plain TCP), on loopback, in the same run, as a
+# markdown table of ratios.  A benchmark, not a test: the targets are shown,
+# not enforced; the exit status is 1 only if a run failed.
+#
+# Usage: tools/bench/bench_verbs.sh [extra iwperf options for the iWARP runs]
+#   e.g. tools/bench/bench_verbs.sh --engine epoll
+# Environment:
+#   BUILD    meson build directory holding tools/iwperf (default: build)
+#   SECS     seconds per run (default: 3)
+#   REPEAT   runs per case and transport, interleaved; the median is shown
+#            (default: 1)
+#
+# Cases (ratio = iWARP / TCP; for the RTT, iWARP RTT / TCP RTT):
+#   RDMA Write 64 KiB, CRC on, markers off        bandwidth  target >= 0.95
+#   Send 64 KiB                                   bandwidth  target >= 0.95
+#   RDMA Read 64 KiB                              bandwidth  target >= 0.90
+#   RDMA Write 64 KiB, markers both ways          bandwidth  target >= 0.85
+#   Send ping-pong 64 B                           RTT p50    target <= 1.15
+set -euo pipefail
+
+BUILD=${BUILD:-build}
+SECS=${SECS:-3}
+REPEAT=${REPEAT:-1}
+IWPERF=$BUILD/tools/iwperf
+EXTRA=("$@")
+
+if [[ ! -x $IWPERF ]]; then
+	echo "bench_verbs.sh: $IWPERF not found (build first, or set BUILD)" >&2
+	exit 1
+fi
+command -v python3 >/dev/null || { echo "bench_verbs.sh: needs python3" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+pids=()
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# start_server NAME ARGS...: an iwperf server on a free loopback port; sets $port.
+start_server() {
+	local name=$1 log
+	shift
+	log=$tmp/$name.log
+	"$IWPERF" -s -a 127.0.0.1 -p 0 "$@" >"$log" 2>"$tmp/$name.err" &
+	pids+=($!)
+	for _ in $(seq 100); do
+		port=$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\) .*/\1/p' "$log")
+		[[ -n $port ]] && return 0
+		sleep 0.05
+	done
+	echo "bench_verbs.sh: the $name server did not start:" >&2
+	cat "$tmp/$name.err" >&2
+	exit 1
+}
+
+echo "command: ${0} ${*}  (BUILD=$BUILD SECS=$SECS REPEAT=$REPEAT)"
+echo "machine: $(nproc) CPUs, Linux $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+start_server iwarp "${EXTRA[@]}"
+p_iwarp=$port
+start_server markers --markers on "${EXTRA[@]}"
+p_markers=$port
+start_server tcp --tcp-baseline
+p_tcp=$port
+
+results=$tmp/results.tsv
+: >"$results"
+failed=0
+
+# run CASE TRANSPORT PORT ARGS...: one client run; its JSON total goes to $results.
+run() {
+	local case=$1 transport=$2 p=$3 out
+	shift 3
+	echo "  $case: $transport: iwperf -c 127.0.0.1 -p $p --json --seconds $SECS $*" >&2
+	if out=$("$IWPERF" -c 127.0.0.1 -p "$p" --json --seconds "$SECS" "$@" 2>"$tmp/client.err"); then
+		printf '%s\t%s\t%s\n' "$case" "$transport" "$(tail -n 1 <<<"$out")" >>"$results"
+	else
+		echo "bench_verbs.sh: $case over $transport failed: $(cat "$tmp/client.err")" >&2
+		failed=1
+	fi
+}
+
+# bench_case NAME PORT IWARP-ONLY-OPTIONS TEST-OPTIONS...: the iWARP run (against
+# the server at PORT) and the TCP run of the same test, interleaved, REPEAT times.
+bench_case() {
+	local name=$1 p=$2 iw_only
+	read -r -a iw_only <<<"$3"
+	shift 3
+	for _ in $(seq "$REPEAT"); do
+		run "$name" iwarp "$p" "$@" "${iw_only[@]}" "${EXTRA[@]}"
+		run "$name" tcp "$p_tcp" --tcp-baseline "$@"
+	done
+}
+
+bench_case "RDMA Write 64 KiB, CRC on, markers off" "$p_iwarp" "" --op write --size 65536
+bench_case "Send 64 KiB" "$p_iwarp" "" --op send --size 65536
+bench_case "RDMA Read 64 KiB" "$p_iwarp" "" --op read --size 65536
+bench_case "RDMA Write 64 KiB, markers both ways" "$p_markers" "--markers on" --op write --size 65536
+bench_case "Send ping-pong 64 B (RTT)" "$p_iwarp" "" --op send --pingpong --size 64
+
+echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+python3 - "$results" <<'EOF'
+import json, statistics, sys
+
+targets = {
+    "RDMA Write 64 KiB, CRC on, markers off": (">=", 0.95),
+    "Send 64 KiB": (">=", 0.95),
+    "RDMA Read 64 KiB": (">=", 0.90),
+    "RDMA Write 64 KiB, markers both ways": (">=", 0.85),
+    "Send ping-pong 64 B (RTT)": ("<=", 1.15),
+}
+runs = {}
+for line in open(sys.argv[1]):
+    case, transport, obj = line.rstrip("\n").split("\t", 2)
+    runs.setdefault(case, {}).setdefault(transport, []).append(json.loads(obj))
+
+def value(r):
+    return r["lat_us_p50"] if r["pingpong"] else r["gbytes_per_s"]
+
+print("| case | iWARP | TCP | ratio | target | met |")
+print("|---|---:|---:|---:|---:|:---:|")
+for case, (cmp, goal) in targets.items():
+    t = runs.get(case, {})
+    if "iwarp" not in t or "tcp" not in t:
+        print(f"| {case} | failed | | | {cmp} {goal:.2f} | |")
+        continue
+    iw = statistics.median(value(r) for r in t["iwarp"])
+    tcp = statistics.median(value(r) for r in t["tcp"])
+    unit = "us" if t["iwarp"][0]["pingpong"] else "GB/s"
+    ratio = iw / tcp if tcp else float("nan")
+    met = ratio >= goal if cmp == ">=" else ratio <= goal
+    r0 = t["iwarp"][0]
+    extra = f" ({r0['engine']}, CRC {'on' if r0['crc'] else 'off'}, markers {r0['markers']})"
+    print(f"| {case}{extra} | {iw:.2f} {unit} | {tcp:.2f} {unit} | {ratio:.2f} | "
+          f"{cmp} {goal:.2f} | {'yes' if met else 'no'} |")
+EOF
+exit "$failed"
