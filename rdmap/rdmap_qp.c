@@ -100,6 +100,7 @@ struct qp_rd {
 struct qp_ird {
 	struct rdmap_read_req rr;
 	uint8_t *src;
+	bool rtr; /* the peer's Read RTR: uses the spare slot, not the IRD */
 };
 
 enum qp_txm_kind { TXM_TERM, TXM_RTR, TXM_RRESP, TXM_SQ };
@@ -169,6 +170,7 @@ struct rdmap_qp {
 	/* the peer's Reads to answer */
 	struct qp_ird *ird;
 	uint32_t ird_size, ird_head, ird_count;
+	bool ird_rtr; /* the Read RTR is in the ring */
 
 	/* transmit */
 	struct mpa_tx tx;
@@ -353,6 +355,7 @@ static void qp_flush_all(struct rdmap_qp *qp, int cause, enum rdmap_wc_status re
 	qp->rd_count = 0;
 	qp->rd_wr_count = 0;
 	qp->ird_count = 0;
+	qp->ird_rtr = false;
 	qp->txm.active = false;
 	qp->rtr_pending = false;
 }
@@ -694,6 +697,8 @@ static void tx_frame_one(struct rdmap_qp *qp)
 		m->active = false;
 		if (m->kind == TXM_RRESP) {
 			/* Fully answered: the IRD slot is free again. */
+			if (qp->ird[qp->ird_head].rtr)
+				qp->ird_rtr = false;
 			qp->ird_head = (qp->ird_head + 1) % qp->ird_size;
 			qp->ird_count--;
 		}
@@ -900,7 +905,11 @@ static int rx_check_send(struct rdmap_qp *qp, struct qp_rxseg *s)
  */
 static int rx_check_rreq(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
-	int64_t buf = qp->ird_count < qp->ird_lim ? RDMAP_READ_REQ_LEN : -1;
+	/* The initiator does not count its Read RTR against its ORD (it is not
+	 * an application Read), so neither do we: it sits in the ring's spare
+	 * slot until its zero-length Read Response is out. */
+	uint32_t used = qp->ird_count - (qp->ird_rtr ? 1u : 0u);
+	int64_t buf = used < qp->ird_lim ? RDMAP_READ_REQ_LEN : -1;
 	enum ddp_stag_check c;
 	void *src = NULL;
 	int err;
@@ -1135,12 +1144,15 @@ static int rx_on_payload(void *user, size_t off, const uint8_t *p, size_t n)
 	return IW_OK;
 }
 
-static void ird_push(struct rdmap_qp *qp, const struct rdmap_read_req *rr, uint8_t *src)
+static void ird_push(struct rdmap_qp *qp, const struct rdmap_read_req *rr, uint8_t *src, bool rtr)
 {
 	struct qp_ird *e = &qp->ird[(qp->ird_head + qp->ird_count) % qp->ird_size];
 
 	e->rr = *rr;
 	e->src = src;
+	e->rtr = rtr;
+	if (rtr)
+		qp->ird_rtr = true;
 	qp->ird_count++;
 }
 
@@ -1153,7 +1165,7 @@ static void rx_done_rtr(struct rdmap_qp *qp, struct qp_rxseg *s)
 	if (s->rtr == MPA_RTR_READ) {
 		qp->rxq[DDP_QN_READ_REQ].msn++;
 		s->rr.size = 0;
-		ird_push(qp, &s->rr, NULL);
+		ird_push(qp, &s->rr, NULL, true);
 	}
 }
 
@@ -1246,7 +1258,7 @@ static int rx_on_done(void *user)
 		return rx_done_send(qp, s);
 	case RX_RREQ:
 		ddp_untagged_advance(&qp->rxq[DDP_QN_READ_REQ], &s->h, RDMAP_READ_REQ_LEN);
-		ird_push(qp, &s->rr, s->src);
+		ird_push(qp, &s->rr, s->src, false);
 		break;
 	case RX_TERM:
 		return rx_done_term(qp, s);

@@ -599,6 +599,52 @@ START_TEST(more_reads_than_ord_all_complete_and_never_exceed_ord_on_the_wire)
 }
 END_TEST
 
+/* The Read RTR is not an application Read: the initiator may still have ORD Reads
+ * out behind it, and the responder must accept them all. */
+START_TEST(read_rtr_does_not_take_an_ird_slot_from_the_reads_behind_it)
+{
+	enum { ORD = 3, SZ = 2000 };
+	struct b2b_opts o;
+	struct b2b *b;
+	uint8_t *src = malloc(ORD * SZ), *dst = calloc(ORD, SZ);
+	uint32_t ls, ld;
+	struct rdmap_wc wc;
+
+	ck_assert(src && dst);
+	b2b_opts_default(&o);
+	o.p2p = true;
+	o.rtr = MPA_RTR_READ;
+	o.ord[B2B_A] = ORD;
+	o.ird[B2B_B] = ORD;
+	o.split = (enum b2b_split)_i;
+	b = b2b_create(&o);
+	ck_assert_uint_eq(b->params[B2B_A].ord, ORD);
+	ck_assert_uint_eq(b->params[B2B_B].ird, ORD);
+	th_rng_fill(&b->rng, src, ORD * SZ);
+	ls = b2b_reg(b, B2B_B, src, ORD * SZ, DDP_ACCESS_REMOTE_READ);
+	ld = b2b_reg(b, B2B_A, dst, ORD * SZ, DDP_ACCESS_LOCAL_WRITE);
+	/* all posted before anything moves: RTR + ORD Read Requests arrive together */
+	for (int k = 0; k < ORD; k++)
+		ck_assert_int_eq(b2b_post_rdma(b, B2B_A, RDMAP_WR_READ, RDMAP_WR_SIGNALED,
+					       (uint64_t)k, dst + k * SZ, SZ, ld, ls,
+					       (uintptr_t)src + (size_t)k * SZ),
+				 IW_OK);
+	for (int k = 0; k < ORD; k++) {
+		ck_assert_int_eq(b2b_wait(b, B2B_A, &wc), 1);
+		assert_wc(&wc, (uint64_t)k, RDMAP_WC_RDMA_READ);
+	}
+	b2b_pump(b);
+	ck_assert(memcmp(src, dst, ORD * SZ) == 0);
+	ck_assert_uint_eq(b->msgs[B2B_A][RDMAP_OP_READ_REQ], ORD + 1);
+	b2b_dereg(b, B2B_A, ld);
+	b2b_dereg(b, B2B_B, ls);
+	b2b_check_clean(b, RDMAP_QP_RTS);
+	b2b_destroy(b);
+	free(src);
+	free(dst);
+}
+END_TEST
+
 static void fence_hook(struct b2b *b, int from, const struct ddp_hdr *h, uint8_t opcode,
 		       const uint8_t *ulpdu, size_t len, void *arg)
 {
@@ -1126,6 +1172,8 @@ static Suite *rdmap_qp_suite(void)
 	tcase_add_loop_test(misc, p2p_with_each_rtr_form_opens_both_directions, 0, 9);
 	tcase_add_loop_test(misc, more_reads_than_ord_all_complete_and_never_exceed_ord_on_the_wire,
 			    0, 3);
+	tcase_add_loop_test(misc, read_rtr_does_not_take_an_ird_slot_from_the_reads_behind_it, 0,
+			    3);
 	tcase_add_loop_test(misc, fenced_write_waits_for_the_earlier_read_to_complete, 0, 3);
 	tcase_add_test(misc, unfenced_write_racing_an_earlier_read_keeps_the_connection_up);
 	tcase_add_loop_test(misc, multi_sge_send_gathers_and_multi_sge_receive_scatters, 0, 3);
