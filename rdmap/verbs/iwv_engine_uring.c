@@ -35,6 +35,7 @@
  * The ring fd is the engine fd: it polls readable when a CQE is waiting.
  */
 #include <errno.h>
+#include <string.h>
 
 #include <iwarp/iw_err.h>
 
@@ -388,6 +389,9 @@ static void ur_progress(struct iwv_engine *e)
 	int res;
 
 	ur_rearm_stalled(ue);
+	/* Completion work the kernel left for us (COOP_TASKRUN): run it now. */
+	if (IO_URING_READ_ONCE(*ue->ring.sq.kflags) & IORING_SQ_TASKRUN)
+		io_uring_get_events(&ue->ring);
 	/* Bounded, so that a flood of completions cannot keep the caller
 	 * here; what is left keeps the ring fd readable. */
 	for (budget = ue->cq_entries; budget; budget--) {
@@ -506,7 +510,18 @@ int iwv_engine_uring_create(struct iwv_engine **e)
 		return IW_ENOMEM;
 	/* Anything the kernel refuses (disabled by sysctl, seccomp, too old,
 	 * RLIMIT_MEMLOCK) means "not here": the default falls back to epoll. */
+	/* Cooperative task running: the kernel does not interrupt us (an IPI,
+	 * costly in a VM) to run completion work; it raises IORING_SQ_TASKRUN
+	 * and ur_progress() enters the kernel for it.  Older kernels refuse the
+	 * flags: then as before. */
+	p.flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
 	rc = io_uring_queue_init_params(UR_SQ_ENTRIES, &ue->ring, &p);
+	if (rc == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_CQSIZE;
+		p.cq_entries = UR_CQ_ENTRIES;
+		rc = io_uring_queue_init_params(UR_SQ_ENTRIES, &ue->ring, &p);
+	}
 	if (rc < 0) {
 		iw_free(ue);
 		return IW_ENOTSUP;
