@@ -126,7 +126,15 @@ struct qp_slot {
 	bool last;	    /* last FPDU of that message */
 	bool term;	    /* our Terminate */
 	uint8_t *bounce;    /* private copy of the payload, made on conflict (see tx_protect) */
+	uint8_t *lin;	    /* the whole FPDU in one piece (many Markers, see tx_linearize) */
 };
+
+/* Octets of the longest FPDU on the wire: length field, ULPDU, PAD, CRC, Markers. */
+#define QP_FPDU_WIRE_MAX                                                                           \
+	(MPA_ULPDU_LEN_LEN + MPA_ULPDU_MAX + 3 + MPA_CRC_LEN +                                     \
+	 MPA_MARKERS_PER_FPDU_MAX * MPA_MARKER_LEN)
+/* An FPDU split into more iovecs than this is copied into one piece. */
+#define QP_LIN_IOV 16
 
 enum qp_rx_kind { RX_DISCARD, RX_RTR, RX_WRITE, RX_RRESP, RX_SEND, RX_RREQ, RX_TERM };
 
@@ -662,6 +670,31 @@ static bool tx_next_msg(struct rdmap_qp *qp)
 	return tx_start_sq(qp);
 }
 
+/*
+ * With Markers every 512 octets a large FPDU is some 260 iovecs, which costs the
+ * kernel more per octet than one copy does: such an FPDU goes out of a private
+ * linear copy (made right after framing, so it holds exactly the octets the CRC
+ * covers).  The copy no longer refers to caller memory, so tx_protect() skips it.
+ */
+static int tx_linearize(struct qp_slot *s)
+{
+	struct mpa_fpdu *f = &s->f;
+	size_t used = 0;
+
+	if (f->iovcnt <= QP_LIN_IOV)
+		return IW_OK;
+	if (!s->lin && !(s->lin = iw_malloc(QP_FPDU_WIRE_MAX)))
+		return IW_ENOMEM;
+	for (int k = f->first; k < f->first + f->iovcnt; k++) {
+		memcpy(s->lin + used, f->iov[k].iov_base, f->iov[k].iov_len);
+		used += f->iov[k].iov_len;
+	}
+	f->iov[f->first].iov_base = s->lin;
+	f->iov[f->first].iov_len = used;
+	f->iovcnt = 1;
+	return IW_OK;
+}
+
 /* Frame the next segment of the current message into a free slot. */
 static void tx_frame_one(struct rdmap_qp *qp)
 {
@@ -703,7 +736,7 @@ static void tx_frame_one(struct rdmap_qp *qp)
 			qp->ird_count--;
 		}
 	}
-	if (mpa_tx_frame(&qp->tx, iov, n, &s->f) != IW_OK) {
+	if (mpa_tx_frame(&qp->tx, iov, n, &s->f) != IW_OK || tx_linearize(s) != IW_OK) {
 		qp_fail(qp, IW_ERDMAP_LOCAL, NULL, 0, 0, NULL);
 		return;
 	}
@@ -1431,8 +1464,10 @@ void rdmap_qp_destroy(struct rdmap_qp *qp)
 	iw_free(qp->cq);
 	iw_free(qp->rd);
 	iw_free(qp->ird);
-	for (uint32_t i = 0; qp->slots && i < QP_SLOTS; i++)
+	for (uint32_t i = 0; qp->slots && i < QP_SLOTS; i++) {
 		iw_free(qp->slots[i].bounce);
+		iw_free(qp->slots[i].lin);
+	}
 	iw_free(qp->slots);
 	iw_free(qp);
 }
