@@ -208,7 +208,8 @@ IW_EXPORT int iwcm_reject(struct iwcm_id *id, const void *private_data, uint8_t 
  * peer's FIN arrives (or after close_timeout_ms, with a reset). */
 IW_EXPORT int iwcm_disconnect(struct iwcm_id *id);
 
-/* Blocks (progressing the stack) unless channel->fd is O_NONBLOCK (then EAGAIN). */
+/* Blocks (progressing the stack) unless channel->fd is O_NONBLOCK (then EAGAIN); a
+ * signal caught while blocked ends it with EINTR. */
 IW_EXPORT int iwcm_get_cm_event(struct iwcm_event_channel *channel, struct iwcm_event **event);
 IW_EXPORT int iwcm_ack_cm_event(struct iwcm_event *event);
 

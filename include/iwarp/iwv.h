@@ -243,7 +243,8 @@ IW_EXPORT int iwv_req_notify_cq(struct iwv_cq *cq, int solicited_only);
 /*
  * Wait for an event of an armed CQ of `channel` (progressing the stack while
  * waiting).  Returns 0 with *cq and *cq_context set, or -1 with errno (EAGAIN
- * when channel->fd is O_NONBLOCK and no event is ready).
+ * when channel->fd is O_NONBLOCK and no event is ready, EINTR when a signal was
+ * caught while blocked).
  */
 IW_EXPORT int iwv_get_cq_event(struct iwv_comp_channel *channel, struct iwv_cq **cq,
 			       void **cq_context);

@@ -1577,7 +1577,11 @@ int iwcm_get_cm_event(struct iwcm_event_channel *pub, struct iwcm_event **event)
 			UNLOCK(ctx);
 			return fail(EAGAIN);
 		}
-		iwv_ctx_wait(ctx, UINT64_MAX, ch->efd);
+		/* A signal ends the wait (EINTR), as in librdmacm. */
+		if (iwv_ctx_wait(ctx, UINT64_MAX, ch->efd) < 0 && errno == EINTR) {
+			UNLOCK(ctx);
+			return fail(EINTR);
+		}
 	}
 }
 

@@ -115,8 +115,9 @@ uint64_t iwv_now_ns(void);
 /* Arm the context's timerfd to ctx->next_timer (disarm for none). */
 void iwv_ctx_arm_timer(struct iwv_ctx *ctx);
 /* Wait (lock held on entry and exit; dropped while waiting) for engine or wake activity
- * or until deadline_ns; extra_fd (or -1) is also watched. */
-void iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd);
+ * or until deadline_ns; extra_fd (or -1) is also watched.  -1 with errno (EINTR when a
+ * signal arrived), else 0. */
+int iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd);
 /* Nearest timer of the context's connections (UINT64_MAX = none). */
 uint64_t iwcm_next_timer(struct iwv_ctx *ctx);
 void iwcm_handle_timers(struct iwv_ctx *ctx, uint64_t now);

@@ -410,11 +410,11 @@ int iwv_ctx_progress(struct iwv_ctx *ctx)
 	return n;
 }
 
-void iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd)
+int iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd)
 {
 	struct pollfd pfd[2];
 	uint64_t t = iwcm_next_timer(ctx);
-	int n = 0, timeout = -1;
+	int n = 0, timeout = -1, r = 0, e;
 
 	if (t < deadline_ns)
 		deadline_ns = t;
@@ -435,8 +435,11 @@ void iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd)
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (n > 0 || timeout >= 0)
-		poll(pfd, (nfds_t)n, timeout);
+		r = poll(pfd, (nfds_t)n, timeout);
+	e = errno;
 	pthread_mutex_lock(&ctx->lock);
+	errno = e;
+	return r < 0 ? -1 : 0;
 }
 
 static void *engine_thread_main(void *arg)
@@ -838,7 +841,12 @@ int iwv_get_cq_event(struct iwv_comp_channel *pub, struct iwv_cq **cq_out, void 
 			errno = EAGAIN;
 			return -1;
 		}
-		iwv_ctx_wait(ctx, UINT64_MAX, ch->efd);
+		/* A signal ends the wait, as it would a read() of an ibverbs channel. */
+		if (iwv_ctx_wait(ctx, UINT64_MAX, ch->efd) < 0 && errno == EINTR) {
+			pthread_mutex_unlock(&ctx->lock);
+			errno = EINTR;
+			return -1;
+		}
 	}
 }
 
