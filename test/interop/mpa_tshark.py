@@ -334,8 +334,11 @@ def field_show(e, name):
 
 # Our Send payloads are not RPC-over-RDMA or SMB Direct: keep those heuristics
 # away (the RPC-over-RDMA one throws "Malformed" on a zero-length Send RTR).
-DECODE_OPTS = ["-n", "--enable-heuristic", "iwarp_mpa_tcp", "--disable-heuristic",
-               "rpcrdma_iwarp", "--disable-heuristic", "smb_direct_iwarp"]
+# Heuristics first: otherwise a dissector registered on either port (the
+# client's is ephemeral, see tshark_tcp_ports) takes the stream.
+DECODE_OPTS = ["-n", "-o", "tcp.try_heuristic_first:TRUE", "--enable-heuristic",
+               "iwarp_mpa_tcp", "--disable-heuristic", "rpcrdma_iwarp",
+               "--disable-heuristic", "smb_direct_iwarp"]
 
 
 def new_view():
@@ -383,9 +386,10 @@ def packet_view(pkt, views, server_ports):
                      if f.get("name") == "iwarp_mpa.crc_check"]
         ptrs = [int(f.get("show")) for f in p.iter("field")
                 if f.get("name") == "iwarp_mpa.marker_fpduptr"]
+        seq = field_show(pkt, "tcp.seq")
         fp = {"frame": frame, "crc_check": crc_texts, "crc_plain": "iwarp_mpa.crc" in names,
               "fpduptrs": ptrs, "ulen": int(field_show(p, "iwarp_mpa.ulpdulength") or -1),
-              "key": None}
+              "key": None, "seq": int(seq) if seq is not None else None, "rdsz": None}
         if i + 1 < len(protos) and protos[i + 1].get("name") == "iwarp_ddp_rdmap":
             q = protos[i + 1]
             tagged = field_show(q, "iwarp_ddp.tagged_flag") == "1"
@@ -395,6 +399,8 @@ def packet_view(pkt, views, server_ports):
                 fp["key"] = ({0: "write", 2: "readresp"}.get(op, "tagged%d" % op),
                              0, 0, 0, last)
             else:
+                rdsz = field_show(q, "iwarp_rdma.rdmardsz")
+                fp["rdsz"] = int(rdsz) if rdsz is not None else None
                 fp["key"] = ({3: "send", 1: "readreq"}.get(op, "untagged%d" % op),
                              int(field_show(q, "iwarp_ddp.qn") or -1),
                              int(field_show(q, "iwarp_ddp.msn") or -1),
@@ -402,8 +408,11 @@ def packet_view(pkt, views, server_ports):
         view["fpdus"][d].append(fp)
 
 
-def decode_pdml(tshark, pcap, server_ports):
-    """tshark's decode of the whole capture, one view per server port."""
+def decode_pdml(tshark, pcap, server_ports, on_packet=None):
+    """tshark's decode of the whole capture, one view per server port.
+
+    on_packet(elem), if given, also sees every PDML <packet> element (for
+    checks beyond the MPA view, as in verbs_tshark.py)."""
     views = {}
     with tempfile.TemporaryFile() as out:
         res = subprocess.run([tshark] + DECODE_OPTS + ["-r", pcap, "-T", "pdml"],
@@ -414,6 +423,8 @@ def decode_pdml(tshark, pcap, server_ports):
         for event, elem in ET.iterparse(out, events=("end",)):
             if elem.tag == "packet":
                 packet_view(elem, views, server_ports)
+                if on_packet:
+                    on_packet(elem)
                 elem.clear()
     return views
 
@@ -436,12 +447,24 @@ def ports_free(base, n):
     return True
 
 
-def pick_port_range(n):
-    """A run of n free ports below the Linux ephemeral range (so no client port hits it)."""
+def tshark_tcp_ports(tshark):
+    """TCP ports tshark gives to a dissector by number (29418 is SSH, 30000-30200
+    MRCPv2, ...).  Without tcp.try_heuristic_first such a dissector takes the
+    whole stream from the MPA heuristic; with it, still every segment the
+    heuristic turns down (see the limits above).  Server ports avoid them."""
+    res = subprocess.run([tshark, "-G", "decodes"], capture_output=True, text=True,
+                         timeout=120)
+    return {int(p[1]) for p in (l.split("\t") for l in res.stdout.splitlines())
+            if len(p) >= 2 and p[0] == "tcp.port" and p[1].isdigit()}
+
+
+def pick_port_range(n, avoid=()):
+    """A run of n free ports below the Linux ephemeral range (so no client port
+    hits it), none of them in `avoid`."""
     rng = random.Random()
     for _ in range(200):
         base = rng.randrange(20000, 32000 - n)
-        if ports_free(base, n):
+        if not any(p in avoid for p in range(base, base + n)) and ports_free(base, n):
             return base
     raise RuntimeError("no run of %d free TCP ports on loopback" % n)
 
@@ -663,7 +686,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="iwmpa-tshark-")
     pcap = os.path.join(workdir, "iwmpa.pcapng")
     try:
-        base = pick_port_range(len(todo) + 2)
+        base = pick_port_range(len(todo) + 2, tshark_tcp_ports(tshark))
     except RuntimeError as e:
         print("FAIL: %s" % e)
         shutil.rmtree(workdir, ignore_errors=True)
