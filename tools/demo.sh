@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# demo.sh - build iwarp and show MPA (RFC 5044 / RFC 6581) working over real TCP.
+# demo.sh - build iwarp and show it working over real TCP on loopback.
 #
 #   1. tools/setup.sh (packages + `meson setup build`) when present, then
 #      `meson compile -C build`;
@@ -12,7 +12,11 @@
 #   4. tshark's own reading of run 1, one line per frame: MPA Request, MPA
 #      Reply, then every FPDU with its Markers ("FPDU back pointer") and the
 #      CRC verdict ("Good CRC32"); the capture is kept as
-#      $BUILD/iwmpa-demo.pcapng.
+#      $BUILD/iwmpa-demo.pcapng;
+#   5. iwping (rping's protocol: Send, RDMA Read, RDMA Write per ping) between
+#      two processes, 10 pings verified, and what tshark counts of it;
+#   6. iwperf: RDMA Write, RDMA Read and Send bandwidth and Send ping-pong
+#      latency, each next to the same pattern over plain TCP (--tcp-baseline).
 #
 # Environment: BUILD (build directory, default build), IWMPA_DEMO_PORT (TCP
 # port, default 5044).  The capture needs root (or dumpcap with CAP_NET_RAW);
@@ -23,6 +27,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD=${BUILD:-build}
 PORT=${IWMPA_DEMO_PORT:-5044}
 IWMPA=$BUILD/tools/iwmpa
+IWPING=$BUILD/tools/iwping
+IWPERF=$BUILD/tools/iwperf
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/iwmpa-demo.XXXXXX")
 pids=()
@@ -154,4 +160,60 @@ if $capturing; then
 	echo "Capture saved as $BUILD/iwmpa-demo.pcapng; open it in Wireshark or run"
 	echo "  tshark -r $BUILD/iwmpa-demo.pcapng -O iwarp_mpa,iwarp_ddp_rdmap"
 fi
+# --- 5. iwping ----------------------------------------------------------------
+wait_listen() { # port: wait until something listens on it
+	local _
+	for _ in $(seq 1 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+step "iwping: rping's protocol over the verbs API (10 pings, data verified)"
+PORT=$((PORT + 2))
+start_capture "$tmp/ping.pcapng"
+echo "\$ iwping -s -a 127.0.0.1 -p $PORT &"
+echo "\$ iwping -c -a 127.0.0.1 -p $PORT -C 10 -V -v"
+"$IWPING" -s -a 127.0.0.1 -p "$PORT" >"$tmp/ping-server.log" 2>&1 &
+spid=$!
+pids+=("$spid")
+sleep 0.3
+"$IWPING" -c -a 127.0.0.1 -p "$PORT" -C 10 -V -v
+wait "$spid"
+stop_capture
+if $capturing; then
+	echo "--- tshark's count of the RDMAP messages (both directions; last segments):"
+	tshark -n --enable-heuristic iwarp_mpa_tcp --disable-heuristic rpcrdma_iwarp \
+		--disable-heuristic smb_direct_iwarp -r "$tmp/ping.pcapng" \
+		-Y iwarp_rdma -T fields -E occurrence=a -E aggregator=, \
+		-e iwarp_rdma.opcode -e iwarp_ddp.last_flag 2>/dev/null | awk -F'\t' '
+		BEGIN { split("RDMA Write,RDMA Read Request,RDMA Read Response,Send,Send with Invalidate,Send with SE,Send with SE and Invalidate,Terminate", n, ",") }
+		{ k = split($1, op, ","); split($2, last, ",")
+		  for (i = 1; i <= k; i++) if (last[i] == "1" || last[i] == "True") c[n[op[i] + 1]]++ }
+		END { for (k in c) printf "  %-22s %d\n", k, c[k] }' | sort
+	malformed=$(tshark -n --enable-heuristic iwarp_mpa_tcp --disable-heuristic rpcrdma_iwarp \
+		-r "$tmp/ping.pcapng" -Y _ws.malformed 2>/dev/null | wc -l)
+	echo "  malformed packets: $malformed"
+fi
+
+# --- 6. iwperf -----------------------------------------------------------------
+step "iwperf: bandwidth and latency, each next to plain TCP doing the same"
+PORT=$((PORT + 1))
+"$IWPERF" -s -a 127.0.0.1 -p "$PORT" -q >"$tmp/perf-server.log" 2>&1 &
+pids+=($!)
+"$IWPERF" -s -a 127.0.0.1 -p "$((PORT + 1))" --tcp-baseline -q >"$tmp/perf-tcp.log" 2>&1 &
+pids+=($!)
+wait_listen "$PORT"
+wait_listen "$((PORT + 1))"
+for t in "--op write" "--op read" "--op send" "--op send --pingpong"; do
+	# shellcheck disable=SC2086
+	echo "\$ iwperf -c 127.0.0.1 $t --seconds 2   (and the same with --tcp-baseline)"
+	# shellcheck disable=SC2086
+	"$IWPERF" -c 127.0.0.1 -p "$PORT" $t --seconds 2
+	# shellcheck disable=SC2086
+	"$IWPERF" -c 127.0.0.1 -p "$((PORT + 1))" $t --seconds 2 --tcp-baseline
+done
+echo "(tools/bench/bench_verbs.sh prints the same comparison as a table of ratios)"
+
 step "Done"

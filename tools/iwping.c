@@ -1642,7 +1642,7 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &o))
 		return IWPING_EXIT_USAGE;
 	g_debug = o.debug;
-	if (g_debug)
-		setvbuf(stdout, NULL, _IOLBF, 0);
+	/* ping lines (stdout) and events (stderr) stay in order in one log */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	return run(&o);
 }
