@@ -59,7 +59,16 @@ struct ep_engine {
 	/* tx_iov() fills it right before each sendmsg(); callbacks in between
 	 * may reuse it, as nothing is kept in it across a callback. */
 	struct iovec iov[IWV_ENG_MAX_IOV];
+	/* The stream that received last: progress reads it directly (see
+	 * ep_progress) and asks epoll only now and then. */
+	struct iwv_ep *hot;
+	unsigned int calls;
 };
+
+/* Progress calls per epoll_wait() while the hot stream has data, and while it
+ * has none (bounds how long other sockets wait to be looked at). */
+#define EP_HOT_BUSY_EVERY 8u
+#define EP_HOT_IDLE_EVERY 4u
 
 static struct ep_engine *to_ep_engine(struct iwv_engine *e)
 {
@@ -185,9 +194,11 @@ static void ep_tx(struct ep_engine *pe, struct iwv_ep *ep)
 }
 
 /* Up to EP_RX_BUDGET reads into rx_buf.  Returns with ep possibly removed. */
-static void ep_rx(struct ep_engine *pe, struct iwv_ep *ep)
+/* Receive what ep has (a few reads at most); returns whether anything came. */
+static bool ep_rx(struct ep_engine *pe, struct iwv_ep *ep)
 {
 	struct iwv_engine *e = &pe->base;
+	bool got = false;
 	void *buf;
 	size_t len;
 	ssize_t n;
@@ -195,17 +206,19 @@ static void ep_rx(struct ep_engine *pe, struct iwv_ep *ep)
 
 	for (i = 0; i < EP_RX_BUDGET; i++) {
 		if (ep->eng_flags & (IWV_EPF_REMOVED | IWV_EPF_RX_DONE))
-			return;
+			return got;
 		buf = NULL;
 		len = 0;
 		iwv_eng_cb_rx_buf(e, ep, &buf, &len);
 		if (!buf || !len)
-			return; /* contract breach by the owner: do not spin on it */
+			return got; /* contract breach by the owner: do not spin on it */
 		n = recv(ep->fd, buf, len, MSG_DONTWAIT);
 		if (n > 0) {
+			got = true;
+			pe->hot = ep;
 			iwv_eng_cb_rx(e, ep, n);
 			if ((size_t)n < len)
-				return;
+				return got;
 			continue;
 		}
 		if (n < 0 && errno == EINTR) {
@@ -213,11 +226,14 @@ static void ep_rx(struct ep_engine *pe, struct iwv_ep *ep)
 			continue;
 		}
 		if (n < 0 && errno == EAGAIN)
-			return;
+			return got;
 		ep->eng_flags |= IWV_EPF_RX_DONE;
+		if (pe->hot == ep)
+			pe->hot = NULL;
 		iwv_eng_cb_rx(e, ep, n < 0 ? -errno : 0);
-		return;
+		return true;
 	}
+	return got;
 }
 
 static void ep_connect_done(struct ep_engine *pe, struct iwv_ep *ep, uint32_t events)
@@ -270,6 +286,20 @@ static void ep_progress(struct iwv_engine *e)
 	struct iwv_ep *ep;
 	int n, i;
 
+	/*
+	 * Busy-polling programs call progress in a loop, and the usual case is
+	 * one stream with traffic: epoll_wait() then recv() would be two
+	 * system calls on the path of every message.  So the hot stream is read
+	 * directly, and epoll asked only every few calls (and at once when the
+	 * engine fd is being waited on: that caller polls it first anyway).
+	 */
+	pe->calls++;
+	if (pe->hot && !(pe->hot->eng_flags & (IWV_EPF_REMOVED | IWV_EPF_RX_DONE))) {
+		bool got = ep_rx(pe, pe->hot);
+
+		if (pe->calls % (got ? EP_HOT_BUSY_EVERY : EP_HOT_IDLE_EVERY) != 0)
+			return;
+	}
 	do
 		n = epoll_wait(e->fd, pe->ev, EP_MAX_EVENTS, 0);
 	while (n < 0 && errno == EINTR);
@@ -337,6 +367,8 @@ static void ep_remove(struct iwv_engine *e, struct iwv_ep *ep, bool abort)
 	struct ep_engine *pe = to_ep_engine(e);
 
 	ep_update(pe, ep); /* REMOVED wants nothing: out of the set */
+	if (pe->hot == ep)
+		pe->hot = NULL;
 	if (abort)
 		iwv_eng_set_abort(ep->fd);
 	close(ep->fd);
