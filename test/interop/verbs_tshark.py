@@ -274,8 +274,8 @@ def plan(args):
                     pings += [C(rev, crc, m_ini, m_resp, p2p=True, rtr=r)
                               for r in ("write", "read", "send")]
     pings.append(C(2, True, True, True, family="ipv6"))
-    perfs = [C(2, True, False, False), C(2, True, True, True), C(1, False, False, False),
-             C(2, True, False, False, p2p=True, rtr="read"), C(2, True, True, False)]
+    # iwperf over every combination too (the IPv6 run is iwping's alone)
+    perfs = [c for c in pings if c.family != "ipv6"]
     runs = [Run("iwping", c, count=args.count, size=args.ping_size) for c in pings]
     runs += [Run("iwperf", c, op, count=args.perf_iters, size=args.perf_size,
                  depth=args.perf_depth) for c in perfs for op in ("write", "read", "send")]
