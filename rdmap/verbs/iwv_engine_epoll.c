@@ -62,6 +62,8 @@ struct ep_engine {
 	/* The stream that received last: progress reads it directly (see
 	 * ep_progress) and asks epoll only now and then. */
 	struct iwv_ep *hot;
+	/* The stream whose last write stopped short: retried directly too. */
+	struct iwv_ep *hot_tx;
 	unsigned int calls;
 };
 
@@ -175,6 +177,7 @@ static void ep_tx(struct ep_engine *pe, struct iwv_ep *ep)
 				continue;
 			if (errno == EAGAIN) {
 				ep->eng_flags |= EPF_WANT_OUT;
+				pe->hot_tx = ep;
 				return;
 			}
 			ep->eng_flags = (ep->eng_flags & ~(EPF_WANT_OUT | IWV_EPF_TX_WANT)) |
@@ -187,6 +190,7 @@ static void ep_tx(struct ep_engine *pe, struct iwv_ep *ep)
 			iwv_eng_cb_tx_done(e, ep, n);
 		if ((size_t)n < offered) {
 			ep->eng_flags |= EPF_WANT_OUT;
+			pe->hot_tx = ep;
 			return;
 		}
 		ep->eng_flags &= ~EPF_WANT_OUT;
@@ -294,6 +298,18 @@ static void ep_progress(struct iwv_engine *e)
 	 * engine fd is being waited on: that caller polls it first anyway).
 	 */
 	pe->calls++;
+	/* A sender that filled its socket resumes as soon as there is room,
+	 * as a program spinning on send() would, not only when epoll says the
+	 * buffer is half empty. */
+	if (pe->hot_tx && (pe->hot_tx->eng_flags & EPF_WANT_OUT) &&
+	    !(pe->hot_tx->eng_flags & (IWV_EPF_REMOVED | IWV_EPF_TX_ERR))) {
+		struct iwv_ep *t = pe->hot_tx;
+
+		t->eng_flags &= ~EPF_WANT_OUT;
+		ep_tx(pe, t);
+		if (!iwv_eng_gone(t))
+			ep_update(pe, t);
+	}
 	if (pe->hot && !(pe->hot->eng_flags & (IWV_EPF_REMOVED | IWV_EPF_RX_DONE))) {
 		bool got = ep_rx(pe, pe->hot);
 
@@ -369,6 +385,8 @@ static void ep_remove(struct iwv_engine *e, struct iwv_ep *ep, bool abort)
 	ep_update(pe, ep); /* REMOVED wants nothing: out of the set */
 	if (pe->hot == ep)
 		pe->hot = NULL;
+	if (pe->hot_tx == ep)
+		pe->hot_tx = NULL;
 	if (abort)
 		iwv_eng_set_abort(ep->fd);
 	close(ep->fd);
