@@ -26,7 +26,7 @@
  * progresses while the program sleeps.  All calls are thread safe.
  *
  * Environment: IWARP_ENGINE=uring|epoll chooses the I/O engine (default:
- * io_uring when the kernel allows it, else epoll); IWARP_ENGINE_THREAD=1
+ * epoll, the faster of the two here; see docs/verbs.md); IWARP_ENGINE_THREAD=1
  * starts the engine thread.
  */
 #ifndef IWARP_IWV_H
@@ -49,7 +49,7 @@ extern "C" {
 struct iwv_device; /* opaque: the one software device, "iwarp0" */
 
 enum iwv_engine_type {
-	IWV_ENGINE_DEFAULT = 0, /* IWARP_ENGINE, else io_uring if it works, else epoll */
+	IWV_ENGINE_DEFAULT = 0, /* IWARP_ENGINE, else epoll */
 	IWV_ENGINE_EPOLL,
 	IWV_ENGINE_URING,
 };

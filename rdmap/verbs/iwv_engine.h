@@ -106,8 +106,7 @@ struct iwv_engine;
 
 /*
  * Create an engine.  IWV_ENGINE_DEFAULT: $IWARP_ENGINE ("uring" or "epoll")
- * if set, else io_uring when it is built in and the kernel allows it, else
- * epoll.  An explicit IWV_ENGINE_URING that cannot work fails with
+ * if set, else epoll.  An explicit IWV_ENGINE_URING that cannot work fails with
  * IW_ENOTSUP.  Returns IW_OK, IW_ENOTSUP, IW_EINVAL ($IWARP_ENGINE names
  * nothing known) or IW_ENOMEM; *e is NULL on failure.
  */
