@@ -34,8 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <iwarp/mpa.h>
@@ -192,19 +190,6 @@ const char *iwcm_event_str(enum iwcm_event_type event)
 /* Events                                                                   */
 /* ---------------------------------------------------------------------- */
 
-static void efd_signal(int fd, bool on)
-{
-	uint64_t v = 1;
-
-	if (on) {
-		if (write(fd, &v, sizeof(v)) < 0) {
-			/* EAGAIN: already signalled */
-		}
-	} else if (read(fd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: was not signalled */
-	}
-}
-
 static struct ev_int *ev_post(struct iwcm_id_int *id, enum iwcm_event_type type, int status,
 			      int iw_err)
 {
@@ -225,7 +210,7 @@ static struct ev_int *ev_post(struct iwcm_id_int *id, enum iwcm_event_type type,
 	else
 		ch->head = ev;
 	ch->tail = ev;
-	efd_signal(ch->efd, true);
+	iwv_efd_signal(ch->efd, true);
 	trace(id, "event %s status %d (%s)", iwcm_event_str(type), status,
 	      iw_err ? iw_errname(iw_err) : "ok");
 	return ev;
@@ -280,7 +265,7 @@ static void timer_note(struct iwcm_id_int *id, uint64_t t)
 		ctx->next_timer = t;
 		iwv_ctx_arm_timer(ctx);
 		if (ctx->thread_on)
-			efd_signal(ctx->wake_fd, true);
+			iwv_efd_signal(ctx->wake_fd, true);
 	}
 }
 
@@ -963,8 +948,8 @@ static int fail(int e)
 struct iwcm_event_channel *iwcm_create_event_channel_ctx(struct iwv_context *context)
 {
 	struct iwv_ctx *ctx = ctx_of(context);
-	struct epoll_event ev = {.events = EPOLLIN};
 	struct iwcm_chan_int *ch;
+	int r;
 
 	if (!ctx) {
 		errno = EINVAL;
@@ -976,21 +961,10 @@ struct iwcm_event_channel *iwcm_create_event_channel_ctx(struct iwv_context *con
 		return NULL;
 	}
 	ch->ctx = ctx;
-	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ch->pub.fd = epoll_create1(EPOLL_CLOEXEC);
-	if (ch->efd < 0 || ch->pub.fd < 0 ||
-	    epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, ch->efd, &ev) != 0 ||
-	    (!ctx->thread_on &&
-	     (epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, iwv_engine_fd(ctx->eng), &ev) != 0 ||
-	      epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, ctx->timer_fd, &ev) != 0))) {
-		int e = errno;
-
-		if (ch->efd >= 0)
-			close(ch->efd);
-		if (ch->pub.fd >= 0)
-			close(ch->pub.fd);
+	r = iwv_chan_fds_open(ctx, &ch->efd, &ch->pub.fd);
+	if (r != IW_OK) {
 		free(ch);
-		errno = e;
+		errno = -r;
 		return NULL;
 	}
 	LOCK(ctx);
@@ -1100,7 +1074,7 @@ static void purge_events(struct iwcm_id_int *id)
 		pp = &ev->next;
 	}
 	if (!ch->head)
-		efd_signal(ch->efd, false);
+		iwv_efd_signal(ch->efd, false);
 }
 
 int iwcm_destroy_id(struct iwcm_id *pub)
@@ -1564,7 +1538,7 @@ int iwcm_get_cm_event(struct iwcm_event_channel *pub, struct iwcm_event **event)
 			ch->head = ev->next;
 			if (!ch->head) {
 				ch->tail = NULL;
-				efd_signal(ch->efd, false);
+				iwv_efd_signal(ch->efd, false);
 			}
 			((struct iwcm_id_int *)ev->pub.id)->events_unacked++;
 			if (ev->pub.listen_id)

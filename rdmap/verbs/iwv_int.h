@@ -112,6 +112,10 @@ void iwcm_qp_detach(struct iwv_qp_int *qp, bool destroying);
 /* Verbs internals used by the CM (lock held). */
 int iwv_ctx_progress(struct iwv_ctx *ctx);
 uint64_t iwv_now_ns(void);
+/* A channel's eventfd and epoll fd (see iwv_verbs.c); IW_OK or -errno. */
+int iwv_chan_fds_open(struct iwv_ctx *ctx, int *efd, int *epfd);
+/* Signal (on) or clear an eventfd. */
+void iwv_efd_signal(int fd, bool on);
 /* Arm the context's timerfd to ctx->next_timer (disarm for none). */
 void iwv_ctx_arm_timer(struct iwv_ctx *ctx);
 /* Wait (lock held on entry and exit; dropped while waiting) for engine or wake activity

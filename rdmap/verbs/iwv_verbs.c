@@ -612,11 +612,52 @@ int iwv_dereg_mr(struct iwv_mr *mr)
 /* Completion channels and CQs                                              */
 /* ---------------------------------------------------------------------- */
 
+/*
+ * The fds of a channel (completion or CM): an eventfd signalled while events
+ * are queued, inside an epoll set that is the channel's public fd.  Without
+ * an engine thread the set also holds the engine fd and the context's timerfd:
+ * the program's poll() then wakes for the work that the channel's
+ * get-event call turns into events.  IW_OK, or -errno.
+ */
+int iwv_chan_fds_open(struct iwv_ctx *ctx, int *efd, int *epfd)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int e;
+
+	*efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	*epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (*efd >= 0 && *epfd >= 0 && epoll_ctl(*epfd, EPOLL_CTL_ADD, *efd, &ev) == 0 &&
+	    (ctx->thread_on ||
+	     (epoll_ctl(*epfd, EPOLL_CTL_ADD, iwv_engine_fd(ctx->eng), &ev) == 0 &&
+	      epoll_ctl(*epfd, EPOLL_CTL_ADD, ctx->timer_fd, &ev) == 0)))
+		return IW_OK;
+	e = errno;
+	if (*efd >= 0)
+		close(*efd);
+	if (*epfd >= 0)
+		close(*epfd);
+	*efd = *epfd = -1;
+	return -e;
+}
+
+void iwv_efd_signal(int fd, bool on)
+{
+	uint64_t v = 1;
+
+	if (on) {
+		if (write(fd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: already signalled */
+		}
+	} else if (read(fd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: was not signalled */
+	}
+}
+
 struct iwv_comp_channel *iwv_create_comp_channel(struct iwv_context *context)
 {
 	struct iwv_ctx *ctx = ctx_of(context);
 	struct iwv_chan_int *ch;
-	struct epoll_event ev = {.events = EPOLLIN};
+	int r;
 
 	if (!ctx) {
 		errno = EINVAL;
@@ -628,30 +669,16 @@ struct iwv_comp_channel *iwv_create_comp_channel(struct iwv_context *context)
 		return NULL;
 	}
 	ch->pub.context = context;
-	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ch->pub.fd = epoll_create1(EPOLL_CLOEXEC);
-	if (ch->efd < 0 || ch->pub.fd < 0)
-		goto fail;
-	/* The channel fd wakes on a queued event, and (without an engine thread)
-	 * on engine activity that iwv_get_cq_event() turns into events. */
-	if (epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, ch->efd, &ev) != 0)
-		goto fail;
-	if (!ctx->thread_on &&
-	    (epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, iwv_engine_fd(ctx->eng), &ev) != 0 ||
-	     epoll_ctl(ch->pub.fd, EPOLL_CTL_ADD, ctx->timer_fd, &ev) != 0))
-		goto fail;
+	r = iwv_chan_fds_open(ctx, &ch->efd, &ch->pub.fd);
+	if (r != IW_OK) {
+		free(ch);
+		errno = -r;
+		return NULL;
+	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->users++;
 	pthread_mutex_unlock(&ctx->lock);
 	return &ch->pub;
-fail:
-	if (ch->efd >= 0)
-		close(ch->efd);
-	if (ch->pub.fd >= 0)
-		close(ch->pub.fd);
-	free(ch);
-	errno = EMFILE;
-	return NULL;
 }
 
 int iwv_destroy_comp_channel(struct iwv_comp_channel *pub)
@@ -673,24 +700,6 @@ int iwv_destroy_comp_channel(struct iwv_comp_channel *pub)
 	close(ch->pub.fd);
 	free(ch);
 	return 0;
-}
-
-static void efd_set(int fd)
-{
-	uint64_t one = 1;
-
-	if (write(fd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: already signalled */
-	}
-}
-
-static void efd_clear(int fd)
-{
-	uint64_t v;
-
-	if (read(fd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: was not signalled */
-	}
 }
 
 struct iwv_cq *iwv_create_cq(struct iwv_context *context, int cqe, void *cq_context,
@@ -787,7 +796,7 @@ static void cq_notify(struct iwv_cq_int *cq, const struct iwv_wc *wc)
 	else
 		ch->ev_head = cq;
 	ch->ev_tail = cq;
-	efd_set(ch->efd);
+	iwv_efd_signal(ch->efd, true);
 }
 
 int iwv_req_notify_cq(struct iwv_cq *pub, int solicited_only)
@@ -826,7 +835,7 @@ int iwv_get_cq_event(struct iwv_comp_channel *pub, struct iwv_cq **cq_out, void 
 			ch->ev_head = cq->ev_next;
 			if (!ch->ev_head) {
 				ch->ev_tail = NULL;
-				efd_clear(ch->efd);
+				iwv_efd_signal(ch->efd, false);
 			}
 			cq->ev_queued = false;
 			cq->events_unacked++;
