@@ -1434,7 +1434,10 @@ int iwcm_accept(struct iwcm_id *pub, struct iwcm_conn_param *param)
 	if (!id)
 		return fail(EINVAL);
 	LOCK(id->ctx);
-	e = pd_from_param(param, id->mpa ? id->mpa->peer.rev : MPA_REV2, &pd, &pd_len);
+	/* The Reply has the lower of the two revisions: its private data limit. */
+	e = pd_from_param(param,
+			  id->mpa ? IW_MIN(id->mpa->peer.rev, id->opt.mpa_rev) : id->opt.mpa_rev,
+			  &pd, &pd_len);
 	if (!e && (id->state != ID_CONNECT_REQUEST || !id->qp))
 		e = EINVAL;
 	if (e) {
@@ -1452,7 +1455,11 @@ int iwcm_accept(struct iwcm_id *pub, struct iwcm_conn_param *param)
 	if (r == IW_OK)
 		r = qp_go(id, &p, false);
 	if (r != IW_OK) {
-		setup_failed(id, r, 0);
+		/* Reported by the return value alone (as librdmacm does), not also
+		 * by a CONNECT_ERROR event. */
+		trace(id, "accept failed: %s", iw_errname(r));
+		child_dropped(id);
+		conn_end(id, true);
 		UNLOCK(id->ctx);
 		return fail(iwv_errno(r));
 	}
