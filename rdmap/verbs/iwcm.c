@@ -276,7 +276,7 @@ static uint64_t ms_from_now(uint32_t ms)
 
 uint64_t iwcm_next_timer(struct iwv_ctx *ctx)
 {
-	return ctx->next_timer ? ctx->next_timer : UINT64_MAX;
+	return ctx->next_timer;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -885,7 +885,7 @@ void iwcm_handle_timers(struct iwv_ctx *ctx, uint64_t now)
 
 	if (ctx->dead)
 		iwcm_sweep(ctx);
-	if (!ctx->next_timer || ctx->next_timer == UINT64_MAX)
+	if (ctx->next_timer == UINT64_MAX)
 		return;
 	if (!now)
 		now = iwv_now_ns();

@@ -36,7 +36,7 @@ struct iwv_ctx {
 	struct iwcm_id_int *ids;  /* every cm id the program may use (timers) */
 	struct iwcm_id_int *dead; /* released ids waiting for their endpoint */
 	struct iwv_qp_int *qps;	  /* every QP (CQ refill) */
-	uint64_t next_timer;	  /* no cm timer fires before this (hint) */
+	uint64_t next_timer;	  /* no cm timer fires before this (UINT64_MAX: none) */
 	int wake_fd;		  /* eventfd: wakes the engine thread */
 	int timer_fd;		  /* timerfd armed to next_timer (in every channel's epoll set) */
 	pthread_t thread;
@@ -76,7 +76,6 @@ struct iwv_chan_int {
 struct send_slot {
 	uint64_t wr_id;
 	bool signaled;
-	bool used;
 	enum iwv_wc_opcode opcode;
 };
 
@@ -138,8 +137,6 @@ void iwv_qp_flush_all(struct iwv_qp_int *qp);
 #define IWV_QP_RD_DEFAULT 16
 
 struct iwv_ctx *iwv_default_ctx_get(void);
-void iwv_ctx_unref(struct iwv_ctx *ctx); /* lock not held */
-void iwv_ctx_ref(struct iwv_ctx *ctx);	 /* lock held or not: atomic */
 
 /* errno for an iw_err from a local call */
 int iwv_errno(int iw_err);

@@ -342,16 +342,6 @@ int iwv_query_device(struct iwv_context *context, struct iwv_device_attr *attr)
 	return 0;
 }
 
-void iwv_ctx_ref(struct iwv_ctx *ctx)
-{
-	__atomic_add_fetch(&ctx->users, 1, __ATOMIC_SEQ_CST);
-}
-
-void iwv_ctx_unref(struct iwv_ctx *ctx)
-{
-	__atomic_sub_fetch(&ctx->users, 1, __ATOMIC_SEQ_CST);
-}
-
 /* The context behind iwcm_create_event_channel(): one per process, kept for its lifetime. */
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct iwv_ctx *default_ctx;
@@ -410,21 +400,25 @@ int iwv_ctx_progress(struct iwv_ctx *ctx)
 	return n;
 }
 
+/* poll() timeout in ms until the absolute `deadline_ns` (-1: none), rounded up. */
+static int poll_timeout(uint64_t deadline_ns)
+{
+	uint64_t now;
+
+	if (deadline_ns == UINT64_MAX)
+		return -1;
+	now = iwv_now_ns();
+	if (deadline_ns <= now)
+		return 0;
+	return (int)IW_MIN((deadline_ns - now + 999999) / 1000000, (uint64_t)60000);
+}
+
 int iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd)
 {
 	struct pollfd pfd[2];
-	uint64_t t = iwcm_next_timer(ctx);
-	int n = 0, timeout = -1, r = 0, e;
+	int n = 0, timeout, r = 0, e;
 
-	if (t < deadline_ns)
-		deadline_ns = t;
-	if (deadline_ns != UINT64_MAX) {
-		uint64_t now = iwv_now_ns();
-
-		timeout = deadline_ns <= now ? 0
-					     : (int)IW_MIN((deadline_ns - now + 999999) / 1000000,
-							   (uint64_t)60000);
-	}
+	timeout = poll_timeout(IW_MIN(deadline_ns, iwcm_next_timer(ctx)));
 	if (!ctx->thread_on) {
 		pfd[n].fd = iwv_engine_fd(ctx->eng);
 		pfd[n++].events = POLLIN;
@@ -449,14 +443,9 @@ static void *engine_thread_main(void *arg)
 
 	pthread_mutex_lock(&ctx->lock);
 	while (!ctx->thread_stop) {
-		uint64_t t = iwcm_next_timer(ctx), junk;
-		int timeout = -1;
+		int timeout = poll_timeout(iwcm_next_timer(ctx));
+		uint64_t junk;
 
-		if (t != UINT64_MAX) {
-			uint64_t now = iwv_now_ns();
-
-			timeout = t <= now ? 0 : (int)IW_MIN((t - now + 999999) / 1000000, 60000u);
-		}
 		pfd[0].fd = iwv_engine_fd(ctx->eng);
 		pfd[0].events = POLLIN;
 		pfd[1].fd = ctx->wake_fd;
@@ -878,7 +867,6 @@ void iwv_ack_cq_events(struct iwv_cq *pub, unsigned int nevents)
 
 static void slot_free(struct iwv_qp_int *qp, uint32_t i)
 {
-	qp->slots[i].used = false;
 	qp->free_slots[qp->nfree++] = i;
 }
 
@@ -1268,7 +1256,6 @@ static int post_one_send(struct iwv_qp_int *qp, const struct iwv_send_wr *wr)
 
 	slot = qp->free_slots[--qp->nfree];
 	s = &qp->slots[slot];
-	s->used = true;
 	s->wr_id = wr->wr_id;
 	s->signaled = (wr->send_flags & IWV_SEND_SIGNALED) || qp->attr.sq_sig_all;
 	s->opcode = wr->opcode == IWV_WR_RDMA_WRITE  ? IWV_WC_RDMA_WRITE
@@ -1307,8 +1294,7 @@ static int post_one_send(struct iwv_qp_int *qp, const struct iwv_send_wr *wr)
 	if (r == IW_ESTATE)
 		return flush_send_now(qp, slot);
 	if (r != IW_OK) {
-		s->used = false;
-		qp->free_slots[qp->nfree++] = slot;
+		slot_free(qp, slot);
 		return r == IW_ENOSPC ? ENOMEM : EINVAL;
 	}
 	return 0;
