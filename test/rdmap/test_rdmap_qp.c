@@ -551,16 +551,44 @@ END_TEST
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * A posts n RDMA Reads of sz octets each (all before anything moves) from B's
+ * memory; every one completes in order with its length and the data arrives.
+ */
+static void post_reads_and_check(struct b2b *b, int n, size_t sz)
+{
+	uint8_t *src = malloc((size_t)n * sz), *dst = calloc((size_t)n, sz);
+	uint32_t ls, ld;
+	struct rdmap_wc wc;
+
+	ck_assert(src && dst);
+	th_rng_fill(&b->rng, src, (size_t)n * sz);
+	ls = b2b_reg(b, B2B_B, src, (size_t)n * sz, DDP_ACCESS_REMOTE_READ);
+	ld = b2b_reg(b, B2B_A, dst, (size_t)n * sz, DDP_ACCESS_LOCAL_WRITE);
+	for (int k = 0; k < n; k++)
+		ck_assert_int_eq(b2b_post_rdma(b, B2B_A, RDMAP_WR_READ, RDMAP_WR_SIGNALED,
+					       (uint64_t)k, dst + (size_t)k * sz, sz, ld, ls,
+					       (uintptr_t)src + (size_t)k * sz),
+				 IW_OK);
+	for (int k = 0; k < n; k++) {
+		ck_assert_int_eq(b2b_wait(b, B2B_A, &wc), 1);
+		assert_wc(&wc, (uint64_t)k, RDMAP_WC_RDMA_READ);
+		ck_assert_uint_eq(wc.byte_len, sz);
+	}
+	b2b_pump(b);
+	ck_assert(memcmp(src, dst, (size_t)n * sz) == 0);
+	b2b_dereg(b, B2B_A, ld);
+	b2b_dereg(b, B2B_B, ls);
+	free(src);
+	free(dst);
+}
+
 START_TEST(more_reads_than_ord_all_complete_and_never_exceed_ord_on_the_wire)
 {
 	enum { NREADS = 12, SZ = 3000 };
 	struct b2b_opts o;
 	struct b2b *b;
-	uint8_t *src = malloc(NREADS * SZ), *dst = calloc(NREADS, SZ);
-	uint32_t ls, ld;
-	struct rdmap_wc wc;
 
-	ck_assert(src && dst);
 	b2b_opts_default(&o);
 	o.ord[B2B_A] = 3;
 	o.ird[B2B_B] = 3;
@@ -568,21 +596,7 @@ START_TEST(more_reads_than_ord_all_complete_and_never_exceed_ord_on_the_wire)
 	b = b2b_create(&o);
 	ck_assert_uint_le(b->params[B2B_A].ord, 3);
 	ck_assert_uint_ge(b->params[B2B_A].ord, 1);
-	th_rng_fill(&b->rng, src, NREADS * SZ);
-	ls = b2b_reg(b, B2B_B, src, NREADS * SZ, DDP_ACCESS_REMOTE_READ);
-	ld = b2b_reg(b, B2B_A, dst, NREADS * SZ, DDP_ACCESS_LOCAL_WRITE);
-	for (int k = 0; k < NREADS; k++)
-		ck_assert_int_eq(b2b_post_rdma(b, B2B_A, RDMAP_WR_READ, RDMAP_WR_SIGNALED,
-					       (uint64_t)k, dst + k * SZ, SZ, ld, ls,
-					       (uintptr_t)src + (size_t)k * SZ),
-				 IW_OK);
-	for (int k = 0; k < NREADS; k++) {
-		ck_assert_int_eq(b2b_wait(b, B2B_A, &wc), 1);
-		assert_wc(&wc, (uint64_t)k, RDMAP_WC_RDMA_READ);
-		ck_assert_uint_eq(wc.byte_len, SZ);
-	}
-	b2b_pump(b);
-	ck_assert(memcmp(src, dst, NREADS * SZ) == 0);
+	post_reads_and_check(b, NREADS, SZ);
 	ck_assert_uint_eq(b->msgs[B2B_A][RDMAP_OP_READ_REQ], NREADS);
 	ck_assert_int_le(b->reads_out_max[B2B_A], b->params[B2B_A].ord);
 	ck_assert_int_ge(b->reads_out_max[B2B_A], 1);
@@ -590,12 +604,8 @@ START_TEST(more_reads_than_ord_all_complete_and_never_exceed_ord_on_the_wire)
 	if (o.split == B2B_SPLIT_WHOLE)
 		ck_assert_int_eq(b->reads_out_max[B2B_A], b->params[B2B_A].ord);
 	ck_assert_int_eq(b->reads_out[B2B_A], 0);
-	b2b_dereg(b, B2B_A, ld);
-	b2b_dereg(b, B2B_B, ls);
 	b2b_check_clean(b, RDMAP_QP_RTS);
 	b2b_destroy(b);
-	free(src);
-	free(dst);
 }
 END_TEST
 
@@ -606,11 +616,7 @@ START_TEST(read_rtr_does_not_take_an_ird_slot_from_the_reads_behind_it)
 	enum { ORD = 3, SZ = 2000 };
 	struct b2b_opts o;
 	struct b2b *b;
-	uint8_t *src = malloc(ORD * SZ), *dst = calloc(ORD, SZ);
-	uint32_t ls, ld;
-	struct rdmap_wc wc;
 
-	ck_assert(src && dst);
 	b2b_opts_default(&o);
 	o.p2p = true;
 	o.rtr = MPA_RTR_READ;
@@ -620,28 +626,11 @@ START_TEST(read_rtr_does_not_take_an_ird_slot_from_the_reads_behind_it)
 	b = b2b_create(&o);
 	ck_assert_uint_eq(b->params[B2B_A].ord, ORD);
 	ck_assert_uint_eq(b->params[B2B_B].ird, ORD);
-	th_rng_fill(&b->rng, src, ORD * SZ);
-	ls = b2b_reg(b, B2B_B, src, ORD * SZ, DDP_ACCESS_REMOTE_READ);
-	ld = b2b_reg(b, B2B_A, dst, ORD * SZ, DDP_ACCESS_LOCAL_WRITE);
-	/* all posted before anything moves: RTR + ORD Read Requests arrive together */
-	for (int k = 0; k < ORD; k++)
-		ck_assert_int_eq(b2b_post_rdma(b, B2B_A, RDMAP_WR_READ, RDMAP_WR_SIGNALED,
-					       (uint64_t)k, dst + k * SZ, SZ, ld, ls,
-					       (uintptr_t)src + (size_t)k * SZ),
-				 IW_OK);
-	for (int k = 0; k < ORD; k++) {
-		ck_assert_int_eq(b2b_wait(b, B2B_A, &wc), 1);
-		assert_wc(&wc, (uint64_t)k, RDMAP_WC_RDMA_READ);
-	}
-	b2b_pump(b);
-	ck_assert(memcmp(src, dst, ORD * SZ) == 0);
+	/* RTR + ORD Read Requests arrive together */
+	post_reads_and_check(b, ORD, SZ);
 	ck_assert_uint_eq(b->msgs[B2B_A][RDMAP_OP_READ_REQ], ORD + 1);
-	b2b_dereg(b, B2B_A, ld);
-	b2b_dereg(b, B2B_B, ls);
 	b2b_check_clean(b, RDMAP_QP_RTS);
 	b2b_destroy(b);
-	free(src);
-	free(dst);
 }
 END_TEST
 
