@@ -942,6 +942,7 @@ static void wc_from_rdmap(struct iwv_qp_int *qp, const struct rdmap_wc *in, stru
 void iwv_qp_drain(struct iwv_qp_int *qp)
 {
 	struct rdmap_wc w[32];
+	enum rdmap_qp_state st;
 	int n;
 
 	while ((n = rdmap_qp_poll(qp->rq, w, (int)IW_ARRAY_SIZE(w))) > 0) {
@@ -958,7 +959,10 @@ void iwv_qp_drain(struct iwv_qp_int *qp)
 			}
 		}
 	}
-	if (rdmap_qp_state(qp->rq) == RDMAP_QP_ERROR)
+	/* TERMINATE is failed already: our Terminate is still going out, but every
+	 * work request has been flushed, so the program must see ERR now. */
+	st = rdmap_qp_state(qp->rq);
+	if (st == RDMAP_QP_TERMINATE || st == RDMAP_QP_ERROR)
 		qp->pub.state = IWV_QPS_ERR;
 	qp_stage_flush(qp);
 }
