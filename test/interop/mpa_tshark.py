@@ -335,8 +335,12 @@ def field_show(e, name):
 # Our Send payloads are not RPC-over-RDMA or SMB Direct: keep those heuristics
 # away (the RPC-over-RDMA one throws "Malformed" on a zero-length Send RTR).
 # Heuristics first: otherwise a dissector registered on either port (the
-# client's is ephemeral, see tshark_tcp_ports) takes the stream.
-DECODE_OPTS = ["-n", "-o", "tcp.try_heuristic_first:TRUE", "--enable-heuristic",
+# client's is ephemeral, see tshark_tcp_ports) takes the stream.  A loaded
+# machine can make loopback TCP retransmit (SACK, out-of-order segments in the
+# capture): tshark must then reassemble by sequence number, as TCP does, or it
+# reads the middle of an FPDU as a new one.
+DECODE_OPTS = ["-n", "-o", "tcp.try_heuristic_first:TRUE",
+               "-o", "tcp.reassemble_out_of_order:TRUE", "--enable-heuristic",
                "iwarp_mpa_tcp", "--disable-heuristic", "rpcrdma_iwarp",
                "--disable-heuristic", "smb_direct_iwarp"]
 
