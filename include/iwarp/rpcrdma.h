@@ -203,6 +203,9 @@ struct rpcrdma_call_opts {
 	uint32_t max_reply;
 	/* Force a mechanism (tests, interop): 0 = choose. */
 	unsigned force; /* RPCRDMA_FORCE_* */
+	/* Split every chunk we provide into segments of at most this many
+	 * octets (0 = one segment per chunk).  For interop tests. */
+	uint32_t seg_max;
 	/* Give up after this long (0 = never): the call completes with
 	 * IW_ETIMEDOUT; it is abandoned, never costs the connection. */
 	uint32_t timeout_ms;
