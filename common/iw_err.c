@@ -5,6 +5,7 @@
  */
 #include <iwarp/iw_err.h>
 #include <iwarp/rdmap.h>
+#include <iwarp/rpcrdma_wire.h>
 
 #include <stddef.h>
 
@@ -75,6 +76,26 @@ static const struct iw_err_desc iw_err_table[] = {
 	E(IW_ERDMAP_OP_UNSPEC, "RDMAP: unspecified operation error"),
 	E(IW_ERDMAP_TERMINATED, "RDMAP: the peer terminated the stream"),
 	E(IW_ERDMAP_FLUSHED, "RDMAP: work request flushed"),
+	E(IW_ERPC_SHORT, "RPC-over-RDMA header shorter than its minimum"),
+	E(IW_ERPC_VERS, "RPC-over-RDMA version not supported"),
+	E(IW_ERPC_PROC, "RPC-over-RDMA unknown procedure"),
+	E(IW_ERPC_XDR, "RPC-over-RDMA header XDR error"),
+	E(IW_ERPC_LIMIT, "RPC-over-RDMA header has more chunks or segments than supported"),
+	E(IW_ERPC_NOMSG_EMPTY, "RPC-over-RDMA RDMA_NOMSG without any chunk"),
+	E(IW_ERPC_POSITION, "RPC-over-RDMA Read chunk position misaligned or out of order"),
+	E(IW_ERPC_MSGP, "RPC-over-RDMA RDMA_MSGP is not supported"),
+	E(IW_ERPC_XID, "RPC-over-RDMA rdma_xid differs from the RPC XID"),
+	E(IW_ERPC_ERRCODE, "RPC-over-RDMA RDMA_ERROR with an unknown error code"),
+	E(IW_ERPC_RPC, "RPC message header undecodable"),
+	E(IW_ERPC_PDATA, "CM private data is not RFC 8797 RPC-over-RDMA data"),
+	E(IW_ERPC_REMOTE_VERS, "RPC-over-RDMA peer answered ERR_VERS"),
+	E(IW_ERPC_REMOTE_CHUNK, "RPC-over-RDMA peer answered ERR_CHUNK"),
+	E(IW_ERPC_TOOBIG, "RPC message too large for the transport"),
+	E(IW_ERPC_ULB, "upper-layer binding violated"),
+	E(IW_ERPC_CANCELLED, "RPC call cancelled"),
+	E(IW_ERPC_CONN, "RPC-over-RDMA connection lost"),
+	E(IW_ERPC_SHUTDOWN, "RPC-over-RDMA transport shut down"),
+	E(IW_ERPC_RDMA, "RDMA Read or Write of a chunk failed"),
 };
 #undef E
 

@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define RPCRDMA_NFS_PROG 100003u
+#define RPCRDMA_NFS_PROG    100003u
 #define RPCRDMA_NFSACL_PROG 100227u
 
 /* The binding; ulb_arg is unused (pass NULL). */

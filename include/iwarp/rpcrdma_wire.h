@@ -35,19 +35,19 @@
 extern "C" {
 #endif
 
-#define RPCRDMA_VERSION 1
-#define RPCRDMA_HDR_MIN 28	   /* 7 words: anything shorter is discarded (§4.5) */
-#define RPCRDMA_HDR_ERR_CHUNK 20   /* 5 words */
-#define RPCRDMA_HDR_ERR_VERS 28	   /* 7 words */
-#define RPCRDMA_INLINE_MIN 1024	   /* every receiver supports this (§3.3.3) */
+#define RPCRDMA_VERSION	       1
+#define RPCRDMA_HDR_MIN	       28   /* 7 words: anything shorter is discarded (§4.5) */
+#define RPCRDMA_HDR_ERR_CHUNK  20   /* 5 words */
+#define RPCRDMA_HDR_ERR_VERS   28   /* 7 words */
+#define RPCRDMA_INLINE_MIN     1024 /* every receiver supports this (§3.3.3) */
 #define RPCRDMA_INLINE_DEFAULT 4096 /* Linux's default (RFC 8797 §4) */
-#define RPCRDMA_PORT 20049
+#define RPCRDMA_PORT	       20049
 
 /* Implementation limits of one transport header (what we decode and encode). */
-#define RPCRDMA_MAX_READ_CHUNKS 8    /* Read chunks (distinct positions) in a Read list */
-#define RPCRDMA_MAX_WRITE_CHUNKS 8   /* chunks in a Write list */
-#define RPCRDMA_MAX_CHUNK_SEGS 16    /* segments in one chunk (RFC 8267 §6: ≥ 16) */
-#define RPCRDMA_MAX_HDR_SEGS 64	     /* segments in one header, all lists together */
+#define RPCRDMA_MAX_READ_CHUNKS	 8  /* Read chunks (distinct positions) in a Read list */
+#define RPCRDMA_MAX_WRITE_CHUNKS 8  /* chunks in a Write list */
+#define RPCRDMA_MAX_CHUNK_SEGS	 16 /* segments in one chunk (RFC 8267 §6: ≥ 16) */
+#define RPCRDMA_MAX_HDR_SEGS	 64 /* segments in one header, all lists together */
 /* Largest header we build or accept: 7 words + every segment at 6 words + the
  * list words.  Well under RPCRDMA_INLINE_MIN, so any header fits a Send. */
 #define RPCRDMA_HDR_MAX (4 * (7 + 6 * RPCRDMA_MAX_HDR_SEGS + 2 * RPCRDMA_MAX_WRITE_CHUNKS + 2))
@@ -67,27 +67,27 @@ enum rpcrdma_errcode {
 
 /* RPC-over-RDMA errors (range -400 .. -499 of iw_err.h); iw_strerror knows them. */
 enum rpcrdma_err {
-	IW_ERPC_SHORT = -400,	  /* under 28 octets: discard silently (xid untrustworthy) */
-	IW_ERPC_VERS = -401,	  /* rdma_vers != 1: answer ERR_VERS (xid, vers are filled) */
-	IW_ERPC_PROC = -402,	  /* unknown rdma_proc: ERR_CHUNK */
-	IW_ERPC_XDR = -403,	  /* truncated list, discriminator not 0/1: ERR_CHUNK */
-	IW_ERPC_LIMIT = -404,	  /* more chunks/segments than RPCRDMA_MAX_*: ERR_CHUNK */
+	IW_ERPC_SHORT = -400,	    /* under 28 octets: discard silently (xid untrustworthy) */
+	IW_ERPC_VERS = -401,	    /* rdma_vers != 1: answer ERR_VERS (xid, vers are filled) */
+	IW_ERPC_PROC = -402,	    /* unknown rdma_proc: ERR_CHUNK */
+	IW_ERPC_XDR = -403,	    /* truncated list, discriminator not 0/1: ERR_CHUNK */
+	IW_ERPC_LIMIT = -404,	    /* more chunks/segments than RPCRDMA_MAX_*: ERR_CHUNK */
 	IW_ERPC_NOMSG_EMPTY = -405, /* RDMA_NOMSG without any chunk (§4.2.4): ERR_CHUNK */
-	IW_ERPC_POSITION = -406,  /* Read position not a multiple of 4, or not ascending */
-	IW_ERPC_MSGP = -407,	  /* RDMA_MSGP received (decoded; the caller refuses it) */
-	IW_ERPC_XID = -408,	  /* rdma_xid differs from the RPC message's XID */
-	IW_ERPC_ERRCODE = -409,	  /* RDMA_ERROR with an unknown rdma_err: discard */
-	IW_ERPC_RPC = -410,	  /* RPC message header undecodable */
-	IW_ERPC_PDATA = -411,	  /* CM private data not RFC 8797 (treated as absent) */
+	IW_ERPC_POSITION = -406,    /* Read position not a multiple of 4, or not ascending */
+	IW_ERPC_MSGP = -407,	    /* RDMA_MSGP received (decoded; the caller refuses it) */
+	IW_ERPC_XID = -408,	    /* rdma_xid differs from the RPC message's XID */
+	IW_ERPC_ERRCODE = -409,	    /* RDMA_ERROR with an unknown rdma_err: discard */
+	IW_ERPC_RPC = -410,	    /* RPC message header undecodable */
+	IW_ERPC_PDATA = -411,	    /* CM private data not RFC 8797 (treated as absent) */
 	/* transport-level (rpcrdma.h) causes, for status codes and logs */
 	IW_ERPC_REMOTE_VERS = -420,  /* the peer answered ERR_VERS */
 	IW_ERPC_REMOTE_CHUNK = -421, /* the peer answered ERR_CHUNK */
 	IW_ERPC_TOOBIG = -422,	     /* message larger than any mechanism/limit allows */
-	IW_ERPC_ULB = -423,	     /* upper-layer binding violated (ineligible item, unused chunk) */
-	IW_ERPC_CANCELLED = -424,    /* call cancelled by the caller */
-	IW_ERPC_CONN = -425,	     /* connection lost and could not be re-established */
-	IW_ERPC_SHUTDOWN = -426,     /* transport closed with the call outstanding */
-	IW_ERPC_RDMA = -427,	     /* an RDMA Read/Write of a chunk failed */
+	IW_ERPC_ULB = -423,	  /* upper-layer binding violated (ineligible item, unused chunk) */
+	IW_ERPC_CANCELLED = -424, /* call cancelled by the caller */
+	IW_ERPC_CONN = -425,	  /* connection lost and could not be re-established */
+	IW_ERPC_SHUTDOWN = -426,  /* transport closed with the call outstanding */
+	IW_ERPC_RDMA = -427,	  /* an RDMA Read/Write of a chunk failed */
 };
 
 struct rpcrdma_segment {
@@ -146,11 +146,15 @@ IW_EXPORT size_t rpcrdma_hdr_size(const struct rpcrdma_hdr *h);
  * 20 (ERR_CHUNK) or 28 (ERR_VERS) octets. */
 IW_EXPORT int rpcrdma_hdr_encode(const struct rpcrdma_hdr *h, void *buf, size_t cap);
 /*
- * Decode buf[0..len).  Returns hdr_len (≥ 20) on success, or an IW_ERPC_*:
- *   IW_ERPC_SHORT       len < 16, or len < 28 for RDMA_MSG/NOMSG/MSGP (the
- *                       RFC's "shorter than 28 octets: discard"); an RDMA_ERROR
- *                       needs 20 (ERR_CHUNK) or 28 (ERR_VERS), RDMA_DONE 16
- *   IW_ERPC_VERS        xid and vers filled; nothing else
+ * Decode buf[0..len).  Returns hdr_len (≥ 16) on success, or an IW_ERPC_*:
+ *   IW_ERPC_SHORT       len < 16, or len < 28 for RDMA_MSG/NOMSG/MSGP or an
+ *                       rdma_vers != 1 (the RFC's "shorter than 28 octets:
+ *                       discard"); an RDMA_ERROR needs 20 (ERR_CHUNK) or 28
+ *                       (ERR_VERS), RDMA_DONE 16
+ *   IW_ERPC_VERS        xid and vers filled; nothing else.  Exception: an
+ *                       RDMA_ERROR / ERR_VERS decodes (28) whatever its
+ *                       rdma_vers, which echoes the failing request's (§4.5;
+ *                       its layout is the same in every version, §7)
  *   IW_ERPC_PROC, _XDR, _LIMIT, _NOMSG_EMPTY, _POSITION, _ERRCODE
  *                       xid, vers, credits, proc filled
  * RDMA_MSGP decodes fully and returns IW_ERPC_MSGP (the caller decides).
@@ -174,10 +178,10 @@ IW_EXPORT enum rpcrdma_err_action rpcrdma_err_action(int err);
 /* RFC 8797 CM private data (on iWARP it follows the RFC 6581 IRD/ORD word)  */
 /* ---------------------------------------------------------------------- */
 
-#define RPCRDMA_CM_MAGIC 0xf6ab0e18u
-#define RPCRDMA_CM_VERSION 1
+#define RPCRDMA_CM_MAGIC	  0xf6ab0e18u
+#define RPCRDMA_CM_VERSION	  1
 #define RPCRDMA_CM_F_SND_W_INV_OK 0x01 /* the sender accepts Send With Invalidate */
-#define RPCRDMA_CM_PDATA_LEN 8
+#define RPCRDMA_CM_PDATA_LEN	  8
 
 /*
  * Our extension block, appended after the 8 RFC 8797 octets (Linux reads the
@@ -187,13 +191,13 @@ IW_EXPORT enum rpcrdma_err_action rpcrdma_err_action(int err);
  *   octet  5    flags: 0x01 = responder-provided Read chunks + RDMA_DONE supported
  *   octets 6-7  reserved, zero
  */
-#define RPCRDMA_EXT_MAGIC 0x69775250u
+#define RPCRDMA_EXT_MAGIC   0x69775250u
 #define RPCRDMA_EXT_VERSION 1
-#define RPCRDMA_EXT_F_RPRC 0x01
-#define RPCRDMA_EXT_LEN 8
+#define RPCRDMA_EXT_F_RPRC  0x01
+#define RPCRDMA_EXT_LEN	    8
 
 struct rpcrdma_cm_pdata {
-	bool present;	    /* a valid RFC 8797 block was found */
+	bool present; /* a valid RFC 8797 block was found */
 	uint8_t version;
 	uint8_t flags;	    /* RPCRDMA_CM_F_* */
 	uint32_t send_size; /* octets: the sender's max inline send (1024 .. 262144) */
