@@ -120,17 +120,16 @@ IW_EXPORT int rpcrdma_ctx_process(struct rpcrdma_ctx *ctx, int timeout_ms);
 /* ---------------------------------------------------------------------- */
 
 enum rpcrdma_conn_event {
-	RPCRDMA_CONN_UP = 1,	     /* established (also after a reconnect) */
-	RPCRDMA_CONN_DOWN = 2,	     /* lost; a client will try to reconnect */
-	RPCRDMA_CONN_CLOSED = 3,     /* gone for good; the conn is freed after this callback */
+	RPCRDMA_CONN_UP = 1,	 /* established (also after a reconnect) */
+	RPCRDMA_CONN_DOWN = 2,	 /* lost; a client will try to reconnect */
+	RPCRDMA_CONN_CLOSED = 3, /* gone for good; the conn is freed after this callback */
 };
 typedef void (*rpcrdma_conn_fn)(void *arg, struct rpcrdma_conn *conn, enum rpcrdma_conn_event ev,
 				int status);
 
 /* A call arrived: msg[0..len) is the whole, rebuilt RPC call, valid until
  * rpcrdma_reply / rpcrdma_req_drop for req. */
-typedef void (*rpcrdma_call_fn)(void *arg, struct rpcrdma_req *req, const uint8_t *msg,
-				size_t len);
+typedef void (*rpcrdma_call_fn)(void *arg, struct rpcrdma_req *req, const uint8_t *msg, size_t len);
 
 /* The reply to rpcrdma_call: status 0 and the whole, rebuilt reply (valid
  * during the callback), or status < 0 (IW_ERPC_REMOTE_CHUNK, _REMOTE_VERS,
@@ -160,14 +159,14 @@ IW_EXPORT uint16_t rpcrdma_listener_port(const struct rpcrdma_listener *l); /* h
 /* What was negotiated / observed on a connection. */
 struct rpcrdma_conn_info {
 	bool up;
-	bool client;		 /* we connected */
-	uint32_t inline_send;	 /* effective */
+	bool client;	      /* we connected */
+	uint32_t inline_send; /* effective */
 	uint32_t inline_recv;
-	uint16_t credits;	 /* client: current grant; server: granted */
+	uint16_t credits; /* client: current grant; server: granted */
 	uint16_t bc_credits;
-	bool peer_pdata;	 /* the peer sent RFC 8797 private data */
-	bool send_inv;		 /* we may use Send With Invalidate toward the peer */
-	bool rprc;		 /* responder-provided Read chunks on (both sides) */
+	bool peer_pdata; /* the peer sent RFC 8797 private data */
+	bool send_inv;	 /* we may use Send With Invalidate toward the peer */
+	bool rprc;	 /* responder-provided Read chunks on (both sides) */
 	struct sockaddr_storage peer;
 };
 IW_EXPORT int rpcrdma_conn_info(const struct rpcrdma_conn *conn, struct rpcrdma_conn_info *info);
@@ -176,17 +175,17 @@ IW_EXPORT int rpcrdma_conn_info(const struct rpcrdma_conn *conn, struct rpcrdma_
 struct rpcrdma_stats {
 	uint64_t calls_sent, replies_received, calls_received, replies_sent;
 	uint64_t bc_calls_sent, bc_calls_received;
-	uint64_t bytes_inline;	     /* payload octets sent or received in Sends */
-	uint64_t bytes_read_chunk;   /* octets moved by RDMA Read for Read chunks */
-	uint64_t bytes_write_chunk;  /* octets of Write chunks (written or received) */
-	uint64_t bytes_reply_chunk;  /* octets of Reply chunks */
-	uint64_t bytes_rprc;	     /* octets of responder-provided Read chunks */
+	uint64_t bytes_inline;	    /* payload octets sent or received in Sends */
+	uint64_t bytes_read_chunk;  /* octets moved by RDMA Read for Read chunks */
+	uint64_t bytes_write_chunk; /* octets of Write chunks (written or received) */
+	uint64_t bytes_reply_chunk; /* octets of Reply chunks */
+	uint64_t bytes_rprc;	    /* octets of responder-provided Read chunks */
 	uint64_t msgs_inline, msgs_long_call, msgs_long_reply, msgs_rprc;
-	uint64_t send_inv;	     /* replies sent / received with Send With Invalidate */
+	uint64_t send_inv;		 /* replies sent / received with Send With Invalidate */
 	uint64_t err_sent, err_received; /* RDMA_ERROR */
-	uint64_t discarded;	     /* messages silently discarded */
+	uint64_t discarded;		 /* messages silently discarded */
 	uint64_t cancelled, retransmitted, reconnects;
-	uint64_t credit_waits;	     /* calls that had to wait for a credit */
+	uint64_t credit_waits; /* calls that had to wait for a credit */
 };
 IW_EXPORT int rpcrdma_conn_stats(const struct rpcrdma_conn *conn, struct rpcrdma_stats *st);
 /* User pointer of a connection (set by connect/listen's arg; changeable). */
