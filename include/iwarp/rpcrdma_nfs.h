@@ -21,7 +21,8 @@
  * other attribute-returning ops of unknown size set unpredictable).
  *
  * Calls protected by RPCSEC_GSS (cred flavor 6) are walked as having no
- * items: integrity and privacy wrap the arguments (RFC 8267 §5?).
+ * items: integrity and privacy wrap the arguments and results (RFC 8166
+ * §8.2.2); we do not reduce plain krb5 calls either (conservative).
  */
 #ifndef IWARP_RPCRDMA_NFS_H
 #define IWARP_RPCRDMA_NFS_H
