@@ -1,3 +1,0 @@
-/* SPDX-License-Identifier: MIT */
-/* stub: being written */
-typedef int iw_stub_rpcrdma_xprt;

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xprt_int.h - internals of the RPC-over-RDMA transport (rpcrdma.h), shared
+ * by xprt_ctx.c (event loop, timers, logging), xprt_conn.c (connections,
+ * buffers, CM events, reconnect), xprt_requester.c (calls, credits, reply
+ * rebuild) and xprt_responder.c (Read chunk pulls, replies, RDMA_ERROR, RPRC).
+ *
+ * Work requests carry a pointer to a `struct xwr` (first member of a receive
+ * slot, a send slot or a Read operation) in wr_id; wr_id 0 is an RDMA Write,
+ * whose completion needs no work.  Every object a posted work request points
+ * at lives until that work request has completed (a connection teardown
+ * destroys the QP, then drains the flushed completions, then frees).
+ */
+#ifndef IWARP_RPCRDMA_XPRT_INT_H
+#define IWARP_RPCRDMA_XPRT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <iwarp/iwcm.h>
+#include <iwarp/iwv.h>
+#include <iwarp/rpcrdma.h>
+
+/* A minimal intrusive doubly-linked list with a sentinel. */
+struct xlist {
+	struct xlist *prev, *next;
+};
+
+static inline void xlist_init(struct xlist *l)
+{
+	l->prev = l->next = l;
+}
+
+static inline bool xlist_empty(const struct xlist *l)
+{
+	return l->next == l;
+}
+
+static inline void xlist_add_tail(struct xlist *l, struct xlist *n)
+{
+	n->prev = l->prev;
+	n->next = l;
+	l->prev->next = n;
+	l->prev = n;
+}
+
+static inline void xlist_del(struct xlist *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->prev = n->next = n;
+}
+
+#define xcontainer(p, type, member) ((type *)(void *)((char *)(p)-offsetof(type, member)))
+
+#define XPAD4(n)		    (((n) + 3u) & ~(size_t)3u)
+
+/* A one-shot timer of the ctx (ms on CLOCK_MONOTONIC). */
+struct xtimer {
+	struct xlist node;
+	bool armed;
+	uint64_t due;
+	void (*fn)(struct xtimer *t);
+};
+
+enum xwr_kind { XWR_RECV = 1, XWR_SEND, XWR_READ };
+
+struct xwr {
+	enum xwr_kind kind;
+};
+
+struct xrecv {
+	struct xwr wr;
+	struct rpcrdma_conn *conn;
+	uint8_t *buf;
+};
+
+struct xsend {
+	struct xwr wr;
+	struct rpcrdma_conn *conn;
+	uint8_t *buf;
+	bool busy;
+	/* memory that RDMA Writes before this Send read from: freed when it completes */
+	void *att;
+	struct iwv_mr *att_mr;
+};
+
+/* Owner of RDMA Reads: a responder request or a requester call (RPRC). */
+struct xreader {
+	int pending; /* Reads posted or queued, not yet completed */
+	int err;     /* first failure */
+	void (*done)(struct xreader *r);
+};
+
+struct xread {
+	struct xwr wr;
+	struct xlist node; /* conn->rd_queue while not posted */
+	struct xreader *owner;
+	struct iwv_sge sge;
+	uint64_t raddr;
+	uint32_t rkey;
+};
+
+/* cq_context: outlives the conn while the CQ cannot be destroyed yet. */
+struct xcqh {
+	struct xlist node; /* ctx->zombie_cqs once the conn is gone */
+	struct rpcrdma_conn *conn;
+	struct iwv_cq *cq;
+};
+
+enum xobj_kind { XOBJ_CONN = 1, XOBJ_LISTENER };
+
+enum xconn_state {
+	XC_CONNECTING, /* a connection attempt is under way */
+	XC_UP,
+	XC_WAIT,    /* client: lost, waiting to reconnect */
+	XC_CLOSING, /* disconnect requested, waiting for DISCONNECTED */
+	XC_CLOSED,  /* CLOSED reported (or about to be): reaped by process() */
+};
+
+enum xcall_state { XCS_WAIT, XCS_SENT, XCS_READING };
+
+struct xcall {
+	struct xlist node; /* conn->calls (FIFO) */
+	struct rpcrdma_conn *conn;
+	uint64_t id;
+	uint32_t xid, orig_xid;
+	enum xcall_state state;
+	bool cb_done; /* cb already ran (cancelled, timed out) */
+	bool bc;      /* a backchannel call (we accepted the connection) */
+	bool unpredictable, retried, retransmit;
+	rpcrdma_reply_fn cb;
+	void *arg;
+	struct rpcrdma_call_opts opts;
+	struct rpcrdma_rpcinfo ri;
+	const struct rpcrdma_ulb *ulb; /* the binding handles this call */
+
+	/* One registered buffer: [call | Write chunks | Reply chunk | rebuild] */
+	uint8_t *buf;
+	size_t buf_len;
+	struct iwv_mr *mr;
+	size_t len;		 /* call octets at buf[0] */
+	struct rpcrdma_hdr *hdr; /* template: proc and chunk lists (xid, credits set at send) */
+	uint8_t *red;		 /* reduced payload (Read chunks) or NULL */
+	size_t red_len;
+	uint32_t n_write;
+	uint32_t write_off[RPCRDMA_MAX_WRITE_CHUNKS], write_len[RPCRDMA_MAX_WRITE_CHUNKS];
+	bool has_reply;
+	uint32_t reply_off, reply_len;
+	uint32_t rebuild_off, rebuild_len;
+	struct xtimer tmo;
+
+	/* RPRC pull */
+	struct xreader rd;
+	uint8_t *rp_buf;
+	struct iwv_mr *rp_mr;
+	uint32_t rp_len, rp_xid, rp_handle;
+	struct rpcrdma_hdr *rp_hdr;
+};
+
+struct rpcrdma_req {
+	struct xlist node; /* conn->reqs */
+	struct rpcrdma_conn *conn;
+	bool bc; /* arrived as a backchannel call (we are the client) */
+	bool delivered;
+	uint32_t xid, vers, credits;
+	struct rpcrdma_hdr *h;
+	uint8_t *msg;
+	size_t len;
+	struct iwv_mr *mr;
+	struct xreader rd;
+	struct rpcrdma_rpcinfo ri;
+};
+
+/* A reply exposed through a responder-provided Read chunk. */
+struct xexpo {
+	struct xlist node; /* conn->expos */
+	struct rpcrdma_conn *conn;
+	uint32_t xid;
+	uint8_t *buf;
+	struct iwv_mr *mr;
+	struct xtimer tmo;
+};
+
+struct rpcrdma_listener {
+	enum xobj_kind kind;
+	struct xlist node;
+	struct rpcrdma_ctx *ctx;
+	struct iwcm_id *id;
+	rpcrdma_conn_fn on_conn;
+	rpcrdma_call_fn on_call;
+	void *arg;
+};
+
+struct rpcrdma_conn {
+	enum xobj_kind kind;
+	struct xlist node; /* ctx->conns */
+	struct rpcrdma_ctx *ctx;
+	bool client;
+	enum xconn_state state;
+	bool closing; /* rpcrdma_close called / ctx going away */
+	int close_status;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	rpcrdma_conn_fn on_conn;
+	rpcrdma_call_fn on_call;
+	void *arg;
+
+	/* the current connection (NULL between attempts) */
+	struct iwcm_id *id;
+	struct iwv_qp *qp;
+	struct xcqh *cqh;
+	bool dying; /* teardown in progress: completions are flushes */
+
+	/* negotiated */
+	uint32_t inline_send, inline_recv;
+	bool peer_pdata, send_inv, rprc;
+	uint8_t pdata[RPCRDMA_CM_PDATA_LEN + RPCRDMA_EXT_LEN];
+	uint8_t pdata_len;
+	unsigned ord;
+
+	/* buffers */
+	unsigned nrecv, nsend;
+	uint8_t *rmem, *smem;
+	struct iwv_mr *rmr, *smr;
+	struct xrecv *rslots;
+	struct xsend *sslots;
+
+	/* requester */
+	struct xlist calls;
+	uint64_t next_id;
+	unsigned limit, inflight;
+	bool grant0_logged;
+
+	/* responder */
+	struct xlist reqs;
+	struct xlist expos;
+	unsigned peer_credits; /* last requested by the peer */
+
+	/* RDMA Reads within ORD */
+	struct xlist rd_queue;
+	unsigned rd_out;
+
+	/* reconnect */
+	int failures;
+	bool was_up;
+	struct xtimer rc_timer;
+
+	struct rpcrdma_stats st;
+};
+
+struct rpcrdma_ctx {
+	struct rpcrdma_config cfg;
+	struct iwv_context *vctx;
+	struct iwv_pd *pd;
+	struct iwcm_event_channel *ch;
+	struct iwv_comp_channel *cc;
+	int tfd, epfd;
+	struct xlist conns, listeners, timers, zombie_cqs;
+	int ncb; /* callbacks run in this process() */
+	bool destroying;
+	/* rpcrdma_conn_wait_up */
+	struct rpcrdma_conn *wait_conn;
+	int wait_status;
+	bool wait_done;
+};
+
+/* xprt_ctx.c */
+uint64_t xnow_ms(void);
+void xtimer_arm(struct rpcrdma_ctx *ctx, struct xtimer *t, uint32_t ms);
+void xtimer_cancel(struct xtimer *t);
+void xlog(struct rpcrdma_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void xconn_log(struct rpcrdma_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* xprt_conn.c */
+void xconn_handle_cm(struct rpcrdma_ctx *ctx, struct iwcm_event *ev);
+void xconn_poll(struct rpcrdma_conn *c);
+void xconn_lost(struct rpcrdma_conn *c, int status);
+void xconn_destroy_all(struct rpcrdma_ctx *ctx);
+void xconn_reap(struct rpcrdma_ctx *ctx);
+void xconn_report(struct rpcrdma_conn *c, enum rpcrdma_conn_event ev, int status);
+struct xsend *xsend_get(struct rpcrdma_conn *c);
+int xsend_post(struct rpcrdma_conn *c, struct xsend *s, const struct rpcrdma_hdr *h,
+	       const void *pay, size_t plen, uint32_t inv_rkey, struct iwv_send_wr *pre);
+void xread_add(struct rpcrdma_conn *c, struct xreader *owner, void *dst, uint32_t lkey,
+	       uint32_t len, uint32_t rkey, uint64_t raddr);
+void xread_kick(struct rpcrdma_conn *c);
+bool xconn_ready(const struct rpcrdma_conn *c);
+
+/* xprt_requester.c */
+void xreq_on_reply(struct rpcrdma_conn *c, struct xrecv *r, const struct iwv_wc *wc,
+		   const struct rpcrdma_hdr *h);
+void xreq_kick(struct rpcrdma_conn *c);
+void xreq_conn_lost(struct rpcrdma_conn *c, int status, bool final);
+void xcall_free(struct xcall *call);
+
+/* xprt_responder.c */
+void xrsp_on_call(struct rpcrdma_conn *c, struct xrecv *r, uint32_t len,
+		  const struct rpcrdma_hdr *h, bool bc);
+void xrsp_send_err(struct rpcrdma_conn *c, uint32_t xid, uint32_t vers, uint32_t err);
+void xrsp_on_done(struct rpcrdma_conn *c, const struct iwv_wc *wc, const struct rpcrdma_hdr *h);
+void xrsp_conn_lost(struct rpcrdma_conn *c);
+uint32_t xrsp_grant(const struct rpcrdma_conn *c);
+
+#endif /* IWARP_RPCRDMA_XPRT_INT_H */

@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xprt_responder.c - the responder side of RPC-over-RDMA: pulling Read
+ * chunks, handing calls up, sending replies, RDMA_ERROR, and
+ * responder-provided Read chunks.
+ *
+ * Theory of operation.
+ *
+ * A received call is checked as RFC 8166 §4.5 says: header errors draw
+ * ERR_VERS (low = high = 1) or ERR_CHUNK echoing rdma_xid and rdma_vers, or
+ * are discarded; RDMA_MSGP draws ERR_CHUNK (§4.6.1); an RPC XID that
+ * differs from rdma_xid draws ERR_CHUNK.  Read chunks (§3.4.5) are bounded
+ * by max_msg, their Positions must fall within the reduced payload, and they
+ * are pulled with RDMA Read straight into the request buffer at their place
+ * in the rebuilt call (never more Reads outstanding than the QP's ORD, the
+ * rest wait), each followed by zero XDR padding.  When the binding handles
+ * the program, every non-zero Position must be a DDP-eligible item of the
+ * rebuilt call (§6.1, RFC 8267 §4), else ERR_CHUNK.
+ *
+ * A reply is copied, walked by the binding (unreduced), and each valid result
+ * slot that has a non-empty Write chunk is RDMA Written into it over its
+ * segments; every Write chunk is returned with the same segment count and
+ * lengths set to the octets written (§3.4.6, §4.3.2).  The reduced reply
+ * then goes inline (RDMA_MSG) if it fits the peer's receive size, else into
+ * the Reply chunk (RDMA_NOMSG, padding included, §4.3.3), else, when both
+ * sides support it, as a responder-provided Read chunk that stays registered
+ * until RDMA_DONE, a timeout or the connection's end
+ * (draft-cel-nfsv4-rpcrdma-reliable-reply §4); else ERR_CHUNK.  The RDMA
+ * Writes precede the Send on the same QP, and iWARP places them first
+ * (RFC 5040 §5.5).  Send With Invalidate is used when the requester accepts
+ * it and every handle of its call was the same STag (RFC 8797 §3).
+ *
+ * Credits granted: min(requested, cfg.credits), never 0 (§3.3.1); the
+ * receives for that many calls are always posted.  Backchannel replies from a
+ * client carry its backchannel credits (RFC 8167 §4) and are Short only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iw_bytes.h"
+#include "xprt_int.h"
+
+static void xexpo_free(struct xexpo *e)
+{
+	xtimer_cancel(&e->tmo);
+	xlist_del(&e->node);
+	if (e->mr)
+		iwv_dereg_mr(e->mr);
+	free(e->buf);
+	free(e);
+}
+
+static void xreq_free(struct rpcrdma_req *req)
+{
+	xlist_del(&req->node);
+	if (req->mr)
+		iwv_dereg_mr(req->mr);
+	free(req->h);
+	free(req->msg);
+	free(req);
+}
+
+uint32_t xrsp_grant(const struct rpcrdma_conn *c)
+{
+	uint32_t g = c->peer_credits;
+
+	if (g > c->ctx->cfg.credits)
+		g = c->ctx->cfg.credits;
+	return g ? g : 1;
+}
+
+static uint32_t xrsp_grant_for(const struct rpcrdma_conn *c, bool bc)
+{
+	if (bc)
+		return c->ctx->cfg.bc_credits ? c->ctx->cfg.bc_credits : 1;
+	return xrsp_grant(c);
+}
+
+void xrsp_send_err(struct rpcrdma_conn *c, uint32_t xid, uint32_t vers, uint32_t err)
+{
+	struct rpcrdma_hdr h;
+	struct xsend *s;
+
+	if (!c->qp || c->dying)
+		return;
+	s = xsend_get(c);
+	if (!s)
+		return;
+	rpcrdma_hdr_init(&h, xid, xrsp_grant_for(c, c->client), RDMA_ERROR);
+	h.vers = vers;
+	h.err = err;
+	if (err == ERR_VERS)
+		h.vers_low = h.vers_high = RPCRDMA_VERSION;
+	if (xsend_post(c, s, &h, NULL, 0, 0, NULL) == 0)
+		c->st.err_sent++;
+	xconn_log(c, "xid 0x%08x: sent RDMA_ERROR %s", xid,
+		  err == ERR_VERS ? "ERR_VERS" : "ERR_CHUNK");
+}
+
+struct xposcheck {
+	const struct rpcrdma_hdr *h;
+	uint32_t body_off;
+	bool ok[RPCRDMA_MAX_READ_CHUNKS];
+};
+
+static int xposcheck_fn(void *arg, const struct rpcrdma_item *item)
+{
+	struct xposcheck *x = arg;
+
+	if (!item->valid)
+		return 1;
+	for (uint16_t i = 0; i < x->h->n_read; i++)
+		if (x->h->read[i].position == (uint64_t)x->body_off + item->offset)
+			x->ok[i] = true;
+	return 1;
+}
+
+static void xrsp_deliver(struct rpcrdma_conn *c, struct rpcrdma_req *req)
+{
+	const struct rpcrdma_config *cfg = &c->ctx->cfg;
+	const struct rpcrdma_hdr *h = req->h;
+	bool ri_ok;
+
+	if (req->len < 8 || iw_get_be32(req->msg) != req->xid) {
+		xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
+		xreq_free(req);
+		return;
+	}
+	ri_ok = rpcrdma_rpc_parse(req->msg, req->len, &req->ri) == 0 &&
+		req->ri.msg_type == RPC_MSG_CALL && req->ri.body_off <= req->len;
+	if (!ri_ok)
+		memset(&req->ri, 0, sizeof(req->ri));
+	if (ri_ok && cfg->ulb && cfg->ulb->handles &&
+	    cfg->ulb->handles(cfg->ulb_arg, req->ri.prog, req->ri.vers) && h->n_read &&
+	    !(h->read[0].position == 0 && h->proc == RDMA_NOMSG)) {
+		struct xposcheck x;
+		int rc;
+
+		memset(&x, 0, sizeof(x));
+		x.h = h;
+		x.body_off = req->ri.body_off;
+		rc = cfg->ulb->walk_call(cfg->ulb_arg, &req->ri, req->msg + req->ri.body_off,
+					 req->len - req->ri.body_off, xposcheck_fn, &x);
+		for (uint16_t i = 0; i < h->n_read; i++)
+			if (rc < 0 || !x.ok[i]) {
+				xconn_log(c, "xid 0x%08x: Read chunk at %u is not DDP-eligible",
+					  req->xid, h->read[i].position);
+				xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
+				xreq_free(req);
+				return;
+			}
+	}
+	if (!c->on_call) {
+		xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
+		xreq_free(req);
+		return;
+	}
+	req->delivered = true;
+	if (req->bc)
+		c->st.bc_calls_received++;
+	else
+		c->st.calls_received++;
+	c->ctx->ncb++;
+	c->on_call(c->arg, req, req->msg, req->len);
+}
+
+static void xrsp_reads_done(struct xreader *rd)
+{
+	struct rpcrdma_req *req = xcontainer(rd, struct rpcrdma_req, rd);
+	struct rpcrdma_conn *c = req->conn;
+
+	if (req->mr) {
+		iwv_dereg_mr(req->mr);
+		req->mr = NULL;
+	}
+	if (!c || c->dying || rd->err) {
+		/* an RDMA Read failure is fatal to the connection (RFC 8166 §4.5) */
+		xreq_free(req);
+		return;
+	}
+	xrsp_deliver(c, req);
+}
+
+void xrsp_on_call(struct rpcrdma_conn *c, struct xrecv *r, uint32_t len,
+		  const struct rpcrdma_hdr *h, bool bc)
+{
+	const struct rpcrdma_config *cfg = &c->ctx->cfg;
+	struct rpcrdma_req *req;
+	uint64_t total = 0, size;
+	uint32_t plen = 0;
+	const uint8_t *p = NULL;
+
+	if (c->closing) {
+		c->st.discarded++; /* rpcrdma_close: no more calls to the upper layer */
+		return;
+	}
+	if (bc && (!cfg->bc_credits || h->n_read || h->n_write || h->has_reply)) {
+		/* RFC 8167 §5: no chunks on our backchannel */
+		xrsp_send_err(c, h->xid, h->vers, ERR_CHUNK);
+		return;
+	}
+	if (!bc)
+		c->peer_credits = h->credits;
+	for (uint16_t i = 0; i < h->n_read; i++)
+		total += rpcrdma_chunk_len(h, &h->read[i]);
+	if (total > cfg->max_msg) {
+		xrsp_send_err(c, h->xid, h->vers, ERR_CHUNK);
+		return;
+	}
+	if (h->proc == RDMA_MSG) {
+		p = r->buf + h->hdr_len;
+		plen = len - h->hdr_len;
+		uint64_t shift = 0, last = 0;
+
+		size = plen;
+		/* every Position must fall inside the reduced payload, in order (§3.4.5) */
+		for (uint16_t i = 0; i < h->n_read; i++) {
+			uint64_t cl = rpcrdma_chunk_len(h, &h->read[i]);
+			uint64_t pos = h->read[i].position;
+
+			if (pos == 0 || pos < shift || pos - shift > plen || pos - shift < last) {
+				xrsp_send_err(c, h->xid, h->vers, ERR_CHUNK);
+				return;
+			}
+			last = pos - shift;
+			shift += XPAD4(cl);
+			size += XPAD4(cl);
+		}
+		if (size > cfg->max_msg) {
+			xrsp_send_err(c, h->xid, h->vers, ERR_CHUNK);
+			return;
+		}
+	} else if (h->proc == RDMA_NOMSG && h->n_read == 1 && h->read[0].position == 0 &&
+		   total >= 8) {
+		size = XPAD4(total); /* a Long Call is XDR-padded (RFC 8166 §3.5.3) */
+	} else {
+		xrsp_send_err(c, h->xid, h->vers, ERR_CHUNK);
+		return;
+	}
+	req = calloc(1, sizeof(*req));
+	if (!req)
+		return;
+	xlist_init(&req->node);
+	req->conn = c;
+	req->bc = bc;
+	req->xid = h->xid;
+	req->vers = h->vers;
+	req->credits = h->credits;
+	req->h = malloc(sizeof(*h));
+	req->msg = calloc(1, size ? size : 4);
+	if (!req->h || !req->msg) {
+		xreq_free(req);
+		return;
+	}
+	*req->h = *h;
+	req->len = size;
+	xlist_add_tail(&c->reqs, &req->node);
+	if (h->proc == RDMA_MSG)
+		c->st.msgs_inline++;
+	else
+		c->st.msgs_long_call++;
+	c->st.bytes_inline += plen;
+	if (!h->n_read) {
+		memcpy(req->msg, p, plen);
+		xrsp_deliver(c, req);
+		return;
+	}
+	req->mr = iwv_reg_mr(c->ctx->pd, req->msg, size ? size : 4, IWV_ACCESS_LOCAL_WRITE);
+	if (!req->mr) {
+		xreq_free(req);
+		return;
+	}
+	req->rd.done = xrsp_reads_done;
+	{
+		/* copy the reduced pieces; leave each chunk's place (and padding) open */
+		uint64_t in = 0, out = 0, shift = 0;
+
+		for (uint16_t i = 0; i < h->n_read; i++) {
+			const struct rpcrdma_chunk *ch = &h->read[i];
+			uint64_t cl = rpcrdma_chunk_len(h, ch), at;
+
+			if (h->proc == RDMA_NOMSG) {
+				at = 0;
+			} else {
+				at = ch->position - shift; /* checked above */
+				memcpy(req->msg + out, p + in, at - in);
+				out += at - in;
+				in = at;
+			}
+			for (uint16_t k = 0; k < ch->nseg; k++) {
+				const struct rpcrdma_segment *sg = &h->segs[ch->first + k];
+
+				if (sg->length)
+					xread_add(c, &req->rd, req->msg + out, req->mr->lkey,
+						  sg->length, sg->handle, sg->offset);
+				out += sg->length;
+			}
+			c->st.bytes_read_chunk += cl;
+			out += XPAD4(cl) - cl;
+			shift += XPAD4(cl);
+		}
+		if (h->proc == RDMA_MSG) {
+			memcpy(req->msg + out, p + in, plen - in);
+			out += plen - in;
+		}
+		req->len = out;
+	}
+	if (req->rd.pending == 0) {
+		xrsp_reads_done(&req->rd);
+		return;
+	}
+	xread_kick(c);
+}
+
+void xrsp_on_done(struct rpcrdma_conn *c, const struct iwv_wc *wc, const struct rpcrdma_hdr *h)
+{
+	if (!c->rprc) {
+		c->st.discarded++; /* RFC 8166 §4.6.2 */
+		return;
+	}
+	for (struct xlist *n = c->expos.next; n != &c->expos; n = n->next) {
+		struct xexpo *e = xcontainer(n, struct xexpo, node);
+
+		if (e->xid == h->xid) {
+			xconn_log(c, "xid 0x%08x: RDMA_DONE%s", h->xid,
+				  (wc->wc_flags & IWV_WC_WITH_INV) ? " with invalidate" : "");
+			xexpo_free(e);
+			return;
+		}
+	}
+}
+
+static void xexpo_timeout(struct xtimer *t)
+{
+	struct xexpo *e = xcontainer(t, struct xexpo, tmo);
+
+	xconn_log(e->conn, "xid 0x%08x: responder-provided Read chunk not claimed, invalidated",
+		  e->xid);
+	xexpo_free(e);
+}
+
+void xrsp_conn_lost(struct rpcrdma_conn *c)
+{
+	while (!xlist_empty(&c->reqs)) {
+		struct rpcrdma_req *req = xcontainer(c->reqs.next, struct rpcrdma_req, node);
+
+		xlist_del(&req->node);
+		req->conn = NULL;
+	}
+	while (!xlist_empty(&c->expos))
+		xexpo_free(xcontainer(c->expos.next, struct xexpo, node));
+}
+
+struct rpcrdma_conn *rpcrdma_req_conn(const struct rpcrdma_req *req)
+{
+	return req ? req->conn : NULL;
+}
+
+void rpcrdma_req_drop(struct rpcrdma_req *req)
+{
+	if (!req)
+		return;
+	if (req->conn && xconn_ready(req->conn))
+		xrsp_send_err(req->conn, req->xid, req->vers, ERR_CHUNK);
+	xreq_free(req);
+}
+
+struct xmove {
+	const struct rpcrdma_hdr *h;
+	uint32_t body_off;
+	int err;
+	uint32_t at[RPCRDMA_MAX_WRITE_CHUNKS], len[RPCRDMA_MAX_WRITE_CHUNKS];
+	bool moved[RPCRDMA_MAX_WRITE_CHUNKS];
+	size_t limit;
+};
+
+static int xmove_fn(void *arg, const struct rpcrdma_item *item)
+{
+	struct xmove *x = arg;
+	unsigned n = item->index;
+	const struct rpcrdma_chunk *ch;
+
+	if (!item->valid || n >= x->h->n_write)
+		return 1;
+	ch = &x->h->write[n];
+	if (ch->nseg == 0)
+		return 1; /* an empty Write chunk: the item stays inline (§3.4.6) */
+	if (item->length > rpcrdma_chunk_len(x->h, ch))
+		return IW_ERPC_TOOBIG;
+	if ((uint64_t)x->body_off + item->offset + XPAD4(item->length) > x->limit)
+		return IW_ERPC_ULB;
+	x->at[n] = x->body_off + item->offset;
+	x->len[n] = item->length;
+	x->moved[n] = true;
+	return 1;
+}
+
+/* Writes of src[0..len) into chunk ch of h; returned lengths into rh via add_fn. */
+static int xwrite_chunk(const struct rpcrdma_hdr *h, const struct rpcrdma_chunk *ch,
+			const uint8_t *src, uint32_t len, uint32_t lkey, struct iwv_send_wr *wrs,
+			struct iwv_sge *sges, int *nwr, struct rpcrdma_hdr *rh, bool reply)
+{
+	uint32_t done = 0;
+
+	for (uint16_t k = 0; k < ch->nseg; k++) {
+		struct rpcrdma_segment seg = h->segs[ch->first + k];
+		uint32_t n = len - done < seg.length ? len - done : seg.length;
+		int rc;
+
+		if (n) {
+			struct iwv_send_wr *w = &wrs[*nwr];
+			struct iwv_sge *s = &sges[*nwr];
+
+			s->addr = (uint64_t)(uintptr_t)(src + done);
+			s->length = n;
+			s->lkey = lkey;
+			memset(w, 0, sizeof(*w));
+			w->sg_list = s;
+			w->num_sge = 1;
+			w->opcode = IWV_WR_RDMA_WRITE;
+			w->send_flags = IWV_SEND_SIGNALED;
+			w->wr.rdma.remote_addr = seg.offset;
+			w->wr.rdma.rkey = seg.handle;
+			if (*nwr)
+				wrs[*nwr - 1].next = w;
+			(*nwr)++;
+		}
+		done += n;
+		seg.length = n;
+		rc = reply ? rpcrdma_hdr_add_reply(rh, &seg)
+			   : rpcrdma_hdr_add_write(rh, k == 0, &seg);
+		if (rc < 0)
+			return rc;
+	}
+	return done == len ? 0 : IW_ERPC_TOOBIG;
+}
+
+int rpcrdma_reply(struct rpcrdma_req *req, const void *reply, size_t len)
+{
+	struct rpcrdma_conn *c;
+	const struct rpcrdma_config *cfg;
+	const struct rpcrdma_hdr *hc;
+	struct rpcrdma_hdr rh;
+	struct rpcrdma_rpcinfo ri;
+	struct xmove mv;
+	struct iwv_send_wr *wrs = NULL;
+	struct iwv_sge *sges = NULL;
+	int nwr = 0, rc;
+	uint8_t *mem = NULL, *full, *red;
+	size_t rlen, plen = 0, hs;
+	struct iwv_mr *mr = NULL;
+	struct xsend *s;
+	struct xexpo *expo = NULL;
+	const uint8_t *pay = NULL;
+	uint32_t inv = 0;
+	uint64_t wbytes = 0;
+
+	if (!req)
+		return IW_EINVAL;
+	c = req->conn;
+	if (!c) {
+		xreq_free(req);
+		return IW_ERPC_CONN;
+	}
+	if (!reply || len < 8 || iw_get_be32(reply) != req->xid)
+		return IW_EINVAL;
+	cfg = &c->ctx->cfg;
+	hc = req->h;
+	if (!xconn_ready(c)) {
+		xreq_free(req);
+		return IW_ERPC_CONN;
+	}
+	if (len > cfg->max_msg)
+		goto toobig;
+	rpcrdma_hdr_init(&rh, req->xid, xrsp_grant_for(c, req->bc), RDMA_MSG);
+	if (req->bc) {
+		if (rpcrdma_hdr_size(&rh) + len > c->inline_send)
+			goto toobig;
+		s = xsend_get(c);
+		if (!s) {
+			xreq_free(req);
+			return IW_ENOMEM;
+		}
+		rc = xsend_post(c, s, &rh, reply, len, 0, NULL);
+		if (rc == 0) {
+			c->st.replies_sent++;
+			c->st.msgs_inline++;
+		}
+		xreq_free(req);
+		return rc;
+	}
+
+	/* [ full copy | reduced copy ], one registration */
+	mem = calloc(2, XPAD4(len));
+	if (!mem)
+		goto nomem;
+	full = mem;
+	red = mem + XPAD4(len);
+	memcpy(full, reply, len);
+
+	memset(&mv, 0, sizeof(mv));
+	mv.h = hc;
+	mv.limit = XPAD4(len);
+	if (hc->n_write && cfg->ulb && req->ri.msg_type == RPC_MSG_CALL && cfg->ulb->handles &&
+	    cfg->ulb->handles(cfg->ulb_arg, req->ri.prog, req->ri.vers) &&
+	    rpcrdma_rpc_parse(full, len, &ri) == 0 && ri.msg_type == RPC_MSG_REPLY &&
+	    ri.reply_stat == 0 && ri.accept_stat == 0 && ri.body_off <= len) {
+		mv.body_off = ri.body_off;
+		rc = cfg->ulb->walk_reply(cfg->ulb_arg, &req->ri, full + ri.body_off,
+					  len - ri.body_off, xmove_fn, &mv);
+		if (rc == IW_ERPC_TOOBIG)
+			goto toobig;
+		if (rc < 0)
+			memset(mv.moved, 0, sizeof(mv.moved));
+	}
+	/* the reduced reply: moved items' data and padding left out */
+	{
+		size_t in = 0;
+
+		rlen = 0;
+		for (uint16_t i = 0; i < hc->n_write && i < RPCRDMA_MAX_WRITE_CHUNKS; i++) {
+			if (!mv.moved[i] || mv.at[i] < in)
+				continue;
+			memcpy(red + rlen, full + in, mv.at[i] - in);
+			rlen += mv.at[i] - in;
+			in = mv.at[i] + XPAD4(mv.len[i]);
+		}
+		memcpy(red + rlen, full + in, len - in);
+		rlen += len - in;
+	}
+	mr = iwv_reg_mr(c->ctx->pd, mem, 2 * XPAD4(len),
+			IWV_ACCESS_LOCAL_WRITE | (c->rprc ? IWV_ACCESS_REMOTE_READ : 0));
+	if (!mr)
+		goto nomem;
+	wrs = calloc(RPCRDMA_MAX_HDR_SEGS + 1, sizeof(*wrs));
+	sges = calloc(RPCRDMA_MAX_HDR_SEGS + 1, sizeof(*sges));
+	if (!wrs || !sges)
+		goto nomem;
+	for (uint16_t i = 0; i < hc->n_write; i++) {
+		const struct rpcrdma_chunk *ch = &hc->write[i];
+
+		if (ch->nseg == 0) {
+			rpcrdma_hdr_add_write(&rh, true, NULL);
+			continue;
+		}
+		rc = xwrite_chunk(hc, ch, full + (mv.moved[i] ? mv.at[i] : 0),
+				  mv.moved[i] ? mv.len[i] : 0, mr->lkey, wrs, sges, &nwr, &rh,
+				  false);
+		if (rc < 0)
+			goto toobig;
+		wbytes += mv.moved[i] ? mv.len[i] : 0;
+	}
+	hs = rpcrdma_hdr_size(&rh);
+	if (hs && hs + rlen <= c->inline_send) {
+		pay = red;
+		plen = rlen;
+		c->st.msgs_inline++;
+	} else if (hc->has_reply && XPAD4(rlen) <= rpcrdma_chunk_len(hc, &hc->reply)) {
+		rh.proc = RDMA_NOMSG;
+		rc = xwrite_chunk(hc, &hc->reply, red, (uint32_t)XPAD4(rlen), mr->lkey, wrs, sges,
+				  &nwr, &rh, true);
+		if (rc < 0)
+			goto toobig;
+		c->st.msgs_long_reply++;
+		c->st.bytes_reply_chunk += XPAD4(rlen);
+	} else if (c->rprc) {
+		struct rpcrdma_segment seg = {
+			.handle = mr->rkey,
+			.length = (uint32_t)XPAD4(rlen),
+			.offset = (uint64_t)(uintptr_t)red,
+		};
+
+		rh.proc = RDMA_NOMSG;
+		if (rpcrdma_hdr_add_read(&rh, true, 0, &seg) < 0)
+			goto toobig;
+		expo = calloc(1, sizeof(*expo));
+		if (!expo)
+			goto nomem;
+		expo->conn = c;
+		expo->xid = req->xid;
+		expo->tmo.fn = xexpo_timeout;
+		xlist_init(&expo->tmo.node);
+		c->st.msgs_rprc++;
+		c->st.bytes_rprc += XPAD4(rlen);
+	} else {
+		goto toobig;
+	}
+	if (c->send_inv && hc->nsegs) {
+		inv = hc->segs[0].handle;
+		for (uint16_t i = 1; i < hc->nsegs; i++)
+			if (hc->segs[i].handle != inv)
+				inv = 0;
+	}
+	s = xsend_get(c);
+	if (!s)
+		goto nomem;
+	if (!expo) {
+		s->att = mem;
+		s->att_mr = mr;
+	}
+	rc = xsend_post(c, s, &rh, pay, plen, inv, nwr ? wrs : NULL);
+	if (rc) {
+		if (expo) {
+			free(expo);
+			iwv_dereg_mr(mr);
+			free(mem);
+		}
+		free(wrs);
+		free(sges);
+		xreq_free(req);
+		return rc;
+	}
+	if (expo) {
+		expo->buf = mem;
+		expo->mr = mr;
+		xlist_add_tail(&c->expos, &expo->node);
+		xtimer_arm(c->ctx, &expo->tmo, cfg->rprc_timeout_ms);
+	}
+	c->st.replies_sent++;
+	c->st.bytes_write_chunk += wbytes;
+	if (inv)
+		c->st.send_inv++;
+	free(wrs);
+	free(sges);
+	xreq_free(req);
+	return 0;
+
+toobig:
+	xconn_log(c, "xid 0x%08x: reply of %zu octets fits nowhere", req->xid, len);
+	xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
+	rc = IW_ERPC_TOOBIG;
+	goto out;
+nomem:
+	rc = IW_ENOMEM;
+	xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
+out:
+	if (mr)
+		iwv_dereg_mr(mr);
+	free(mem);
+	free(wrs);
+	free(sges);
+	free(expo);
+	xreq_free(req);
+	return rc;
+}
