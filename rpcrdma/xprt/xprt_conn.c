@@ -44,6 +44,7 @@
 #define XSQ_DEPTH  4096
 
 static void xconn_rc_fire(struct xtimer *t);
+static void xsend_release(struct xsend *s);
 
 /* A status for a log line: an iw_err name, or an errno text for -errno. */
 static const char *xstatus(int status)
@@ -465,12 +466,7 @@ void xconn_lost(struct rpcrdma_conn *c, int status)
 		for (unsigned i = 0; i < c->nsend; i++) {
 			struct xsend *s = &c->sslots[i];
 
-			if (s->att_mr)
-				iwv_dereg_mr(s->att_mr);
-			free(s->att);
-			s->att = NULL;
-			s->att_mr = NULL;
-			s->busy = false;
+			xsend_release(s);
 		}
 		c->dying = false;
 	}
@@ -717,12 +713,7 @@ static void xconn_wc(struct rpcrdma_conn *c, const struct iwv_wc *wc)
 	case XWR_SEND: {
 		struct xsend *s = (struct xsend *)w;
 
-		if (s->att_mr)
-			iwv_dereg_mr(s->att_mr);
-		free(s->att);
-		s->att = NULL;
-		s->att_mr = NULL;
-		s->busy = false;
+		xsend_release(s);
 		return;
 	}
 	case XWR_READ: {
