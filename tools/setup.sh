@@ -26,7 +26,9 @@ shift || true
 
 # Build tools, the Check test framework, ISA-L (fast CRC32c), Wireshark's tshark
 # (independent decoder for the interop tests), clang + its runtimes (libFuzzer),
-# liburing (the io_uring I/O engine), libevent (event loops of the tools).
+# liburing (the io_uring I/O engine), libevent (event loops of the tools),
+# nfs-ganesha + rpcbind + libnfs (the NFS server and client of the NFS demo and
+# tests, ../shared/recipes/nfs-test-peers.md).
 packages=(
     gcc libc6-dev make pkg-config meson ninja-build python3
     check libsubunit-dev
@@ -35,6 +37,7 @@ packages=(
     tshark
     clang libclang-rt-14-dev clang-format
     git ca-certificates
+    nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils libnfs-dev
 )
 
 missing=()

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# bench_nfs.sh - NFS write and read throughput through both iwnfsgw gateways
+# (nfs-cp -> iwnfsgw client -> iWARP -> iwnfsgw server -> nfs-ganesha) next
+# to the same copy straight over TCP to ganesha, on loopback, in the same
+# run, as a markdown table of ratios.  A benchmark, not a test: the goal
+# (>= 0.9 x direct) is shown, not enforced; the exit status is 1 only if a
+# copy failed or came back different.
+#
+# Usage: tools/bench/bench_nfs.sh [extra iwnfsgw options for both gateways]
+#   e.g. tools/bench/bench_nfs.sh --credits 64
+# Environment:
+#   BUILD     meson build directory holding tools/iwnfsgw (default: build)
+#   SIZE_MB   file size (default: 256)
+#   REPEAT    copies per case and path, interleaved; the median is shown
+#             (default: 3)
+#   CLIENTS   also run this many clients at once through each path
+#             (default: 4; 0 = skip), each with SIZE_MB / CLIENTS
+#
+# Cases: NFSv3 nfs-cp of one SIZE_MB file, write then read; the same with
+# CLIENTS nfs-cp processes at once (aggregate throughput).  nfs-cp keeps one
+# 1 MiB WRITE or READ in flight at a time, so the single-client case
+# measures the latency of each 1 MiB round trip through the chain.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+BUILD=${BUILD:-build}
+SIZE_MB=${SIZE_MB:-256}
+REPEAT=${REPEAT:-3}
+CLIENTS=${CLIENTS:-4}
+EXTRA=("$@")
+
+# shellcheck source=../../test/nfs/gw/gw_lib.sh
+source test/nfs/gw/gw_lib.sh
+GW_IWNFSGW=$BUILD/tools/iwnfsgw
+[[ -x $GW_IWNFSGW ]] || { echo "bench_nfs.sh: $GW_IWNFSGW not found (build first, or set BUILD)" >&2; exit 1; }
+gw_have_tools || { echo "bench_nfs.sh: needs nfs-ganesha, rpcbind, libnfs-utils (tools/setup.sh)" >&2; exit 1; }
+gw_init
+trap gw_cleanup EXIT
+trap 'exit 130' INT TERM
+
+gw_start_nfs
+gw_start_server "${EXTRA[@]}"
+gw_start_client "${EXTRA[@]}"
+gw_make_file "$GW_TMP/src.bin" "$SIZE_MB"
+want=$(gw_sha "$GW_TMP/src.bin")
+n=0
+
+fail() { echo "bench_nfs.sh: $*" >&2; exit 1; }
+
+one() { # path(direct|gw) op(write|read): seconds in RES
+	local url t name
+	n=$((n + 1))
+	name=b$n.bin
+	if [[ $1 == direct ]]; then url=$(gw_url_direct "$name"); else url=$(gw_url_gw "$name"); fi
+	if [[ $2 == write ]]; then
+		gw_timed t timeout 900 nfs-cp "$GW_TMP/src.bin" "$url" >/dev/null || fail "$1 write failed"
+		[[ $(gw_sha "$GW_TMP/export/$name") == "$want" ]] || fail "$1 write stored differently"
+	else
+		# read a file written directly (fast) so reads never depend on a write
+		timeout 900 nfs-cp "$GW_TMP/src.bin" "$(gw_url_direct "$name")" >/dev/null ||
+			fail "direct write (to read back) failed"
+		gw_timed t timeout 900 nfs-cp "$url" "$GW_TMP/back.bin" >/dev/null || fail "$1 read failed"
+		[[ $(gw_sha "$GW_TMP/back.bin") == "$want" ]] || fail "$1 read back differs"
+		rm -f "$GW_TMP/back.bin"
+	fi
+	rm -f "$GW_TMP/export/$name"
+	RES=$t
+}
+
+many() { # path op: aggregate seconds of CLIENTS parallel copies of SIZE_MB/CLIENTS in RES
+	local per=$((SIZE_MB / CLIENTS)) i t0 t1 pids=() url name
+	((per > 0)) || per=1
+	[[ -f $GW_TMP/part.bin ]] || head -c $((per * 1048576)) "$GW_TMP/src.bin" >"$GW_TMP/part.bin"
+	for ((i = 0; i < CLIENTS; i++)); do
+		n=$((n + 1))
+		name=m$n.bin
+		if [[ $2 == read ]]; then
+			timeout 900 nfs-cp "$GW_TMP/part.bin" "$(gw_url_direct "$name")" >/dev/null ||
+				fail "direct write (to read back) failed"
+		fi
+		names[i]=$name
+	done
+	t0=$(gw_now)
+	for ((i = 0; i < CLIENTS; i++)); do
+		if [[ $1 == direct ]]; then url=$(gw_url_direct "${names[i]}"); else url=$(gw_url_gw "${names[i]}"); fi
+		if [[ $2 == write ]]; then
+			timeout 900 nfs-cp "$GW_TMP/part.bin" "$url" >/dev/null &
+		else
+			timeout 900 nfs-cp "$url" "$GW_TMP/mback$i.bin" >/dev/null &
+		fi
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || fail "$1 $2 with $CLIENTS clients failed"; done
+	t1=$(gw_now)
+	for ((i = 0; i < CLIENTS; i++)); do
+		if [[ $2 == read ]]; then
+			cmp -s "$GW_TMP/mback$i.bin" "$GW_TMP/part.bin" || fail "$1 read $i differs"
+		else
+			cmp -s "$GW_TMP/export/${names[i]}" "$GW_TMP/part.bin" || fail "$1 write $i differs"
+		fi
+		rm -f "$GW_TMP/export/${names[i]}" "$GW_TMP/mback$i.bin"
+	done
+	RES=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+declare -A res
+names=()
+for op in write read; do
+	dts=() gts=()
+	for ((r = 0; r < REPEAT; r++)); do
+		one direct "$op"
+		dts+=("$RES")
+		one gw "$op"
+		gts+=("$RES")
+	done
+	res[direct,$op]=$(median "${dts[@]}")
+	res[gw,$op]=$(median "${gts[@]}")
+	if ((CLIENTS > 0)); then
+		dts=() gts=()
+		for ((r = 0; r < REPEAT; r++)); do
+			many direct "$op"
+			dts+=("$RES")
+			many gw "$op"
+			gts+=("$RES")
+		done
+		res[mdirect,$op]=$(median "${dts[@]}")
+		res[mgw,$op]=$(median "${gts[@]}")
+	fi
+done
+
+bytes=$((SIZE_MB * 1048576))
+mbytes=$(((SIZE_MB / CLIENTS > 0 ? SIZE_MB / CLIENTS : 1) * CLIENTS * 1048576))
+row() { # label bytes direct_s gw_s
+	local d g
+	d=$(gw_mbps "$2" "$3")
+	g=$(gw_mbps "$2" "$4")
+	printf '| %-40s | %10s | %13s | %5s |\n' "$1" "$d" "$g" \
+		"$(awk -v a="$d" -v b="$g" 'BEGIN { printf "%.2f", (a > 0) ? b / a : 0 }')"
+}
+echo
+echo "NFSv3 nfs-cp, $SIZE_MB MiB, median of $REPEAT, MiB/s (ratio = through iWARP / direct; goal >= 0.9)"
+echo
+printf '| %-40s | %10s | %13s | %5s |\n' "case" "direct TCP" "through iWARP" "ratio"
+echo "|------------------------------------------|------------|---------------|-------|"
+row "write, 1 client" "$bytes" "${res[direct,write]}" "${res[gw,write]}"
+row "read, 1 client" "$bytes" "${res[direct,read]}" "${res[gw,read]}"
+if ((CLIENTS > 0)); then
+	row "write, $CLIENTS clients at once (aggregate)" "$mbytes" "${res[mdirect,write]}" "${res[mgw,write]}"
+	row "read, $CLIENTS clients at once (aggregate)" "$mbytes" "${res[mdirect,read]}" "${res[mgw,read]}"
+fi
+echo
+echo "gateway options: ${EXTRA[*]:-(defaults)}; $(nproc) CPUs; iwnfsgw $("$GW_IWNFSGW" --version | awk '{ print $2 }')"

@@ -1,0 +1,684 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gw_server.c - iwnfsgw server mode: NFS/RDMA clients in, the backend NFS
+ * server over TCP out.
+ *
+ * Theory of operation.
+ *
+ * The gateway listens with rpcrdma_listen and the NFS binding (RFC 8267), so
+ * the transport pulls Read chunks (NFS WRITE data, long calls) with RDMA
+ * Read and hands each call up whole (RFC 8166 §3.5).  For every accepted
+ * RPC-over-RDMA connection the gateway opens ONE TCP connection to the
+ * backend and forwards each call on it as one RPC record (RFC 5531 §11).
+ * The backend's replies come back on that connection, in any order, and are
+ * matched by XID to the outstanding calls; rpcrdma_reply then picks the
+ * mechanism (Write chunks for READ data, the Reply chunk, inline, Send With
+ * Invalidate, responder-provided Read chunks).  Since one backend connection
+ * serves exactly one client connection, XIDs are those of one client and
+ * cannot collide: no rewriting.  The number of calls in flight per client is
+ * bounded by the credits the transport grants (RFC 8166 §3.3.1).
+ *
+ * Backend failures.  The backend connection is opened when the client
+ * connects.  When it breaks, the gateway reconnects (at once, then every
+ * --retry-ms) and sends the outstanding calls again with their XIDs: NFS
+ * servers keep a duplicate request cache for exactly this (RFC 5531 §9 on
+ * retransmission; RFC 1813 §4.1 / RFC 8881 §2.10.6 on replay).  After
+ * --backend-retries failed attempts in a row, or when a call has been sent
+ * three times already (a call that brings the backend down each time must
+ * not loop), the calls are answered with an RPC reply the gateway builds
+ * itself: MSG_ACCEPTED / SYSTEM_ERR.  Answering rather than dropping keeps
+ * the client's credits and slots flowing.  The next call starts a new round
+ * of attempts.
+ *
+ * Backchannel.  A record from the backend that is a CALL (NFSv4.1 callbacks
+ * on the fore channel connection, RFC 8881 §2.10.3.1) is carried as a
+ * backchannel call with rpcrdma_call (RFC 8167) if the client offered
+ * backchannel credits, and its reply goes back to the backend as a record;
+ * otherwise it is dropped and logged.
+ *
+ * Client gone.  When the RPC-over-RDMA connection is lost, the backend
+ * connection is closed and the outstanding calls are dropped (their replies
+ * have nowhere to go); the connection's counters are added to the totals.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include <iwarp/iw_err.h>
+#include <iwarp/rpcrdma.h>
+
+#include "gw_int.h"
+
+#define GW_MAX_SENDS 3 /* a call is sent to the backend at most this often */
+#define GW_BEV_IO    (256u << 10)
+
+enum bstate {
+	B_IDLE,	      /* no backend connection, nothing outstanding */
+	B_CONNECTING, /* TCP connect in progress */
+	B_UP,
+	B_WAIT, /* waiting for the retry timer */
+};
+
+static const char *const bstate_names[] = {"idle", "connecting", "up", "retrying"};
+
+struct pend {
+	TAILQ_ENTRY(pend) link;
+	struct rpcrdma_req *req;
+	uint32_t xid;
+	unsigned sends;
+	size_t len;
+	uint8_t msg[]; /* kept for sending again after a backend reconnect */
+};
+
+struct sconn {
+	TAILQ_ENTRY(sconn) link;
+	struct gw *gw;
+	unsigned id;
+	struct rpcrdma_conn *rc; /* NULL once CLOSED */
+	char peer[80];
+	bool up, gone;
+	enum bstate bstate;
+	struct bufferevent *bev;
+	struct event *retry_ev;
+	int failures;
+	struct gw_rm_reader rm;
+	TAILQ_HEAD(, pend) pend;
+	unsigned npend;
+	unsigned bc_out; /* backchannel calls outstanding (their callbacks hold us) */
+	struct gw_counters c;
+	struct rpcrdma_stats rs; /* last read from the transport */
+	bool have_rs;
+};
+
+struct srv {
+	struct rpcrdma_listener *l;
+	TAILQ_HEAD(, sconn) conns;
+};
+
+static struct srv *srv_of(struct gw *gw)
+{
+	return gw->mode;
+}
+
+static struct sconn *sconn_find(struct gw *gw, const struct rpcrdma_conn *rc)
+{
+	struct sconn *s;
+
+	if (!rc || !srv_of(gw))
+		return NULL;
+	TAILQ_FOREACH(s, &srv_of(gw)->conns, link)
+	{
+		if (s->rc == rc)
+			return s;
+	}
+	return NULL;
+}
+
+static void backend_connect(struct sconn *s);
+
+/* ---------------------------------------------------------------------- */
+/* Answering calls                                                         */
+/* ---------------------------------------------------------------------- */
+
+static void pend_free(struct sconn *s, struct pend *p)
+{
+	TAILQ_REMOVE(&s->pend, p, link);
+	s->npend--;
+	free(p);
+}
+
+static void pend_system_err(struct sconn *s, struct pend *p, const char *why)
+{
+	uint8_t err[GW_RPC_ERR_REPLY_LEN];
+	int rc;
+
+	gw_rpc_system_err(err, p->xid);
+	rc = rpcrdma_reply(p->req, err, sizeof(err));
+	s->c.errors++;
+	gw_debug(s->gw, "conn %u: xid %#x answered SYSTEM_ERR (%s)%s%s", s->id, p->xid, why,
+		 rc ? ": " : "", rc ? gw_status_str(rc) : "");
+	pend_free(s, p);
+	gw_kick(s->gw);
+}
+
+static void fail_all(struct sconn *s, const char *why)
+{
+	struct pend *p;
+
+	if (s->npend)
+		gw_log(s->gw, "conn %u: answering %u outstanding call(s) SYSTEM_ERR: %s", s->id,
+		       s->npend, why);
+	while ((p = TAILQ_FIRST(&s->pend)))
+		pend_system_err(s, p, why);
+}
+
+static void drop_all(struct sconn *s)
+{
+	struct pend *p;
+
+	while ((p = TAILQ_FIRST(&s->pend))) {
+		rpcrdma_req_drop(p->req);
+		pend_free(s, p);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Backend connection                                                      */
+/* ---------------------------------------------------------------------- */
+
+static int send_pend(struct sconn *s, struct pend *p)
+{
+	if (p->sends >= GW_MAX_SENDS) {
+		pend_system_err(s, p, "sent to the backend too often");
+		return 0;
+	}
+	p->sends++;
+	if (gw_rm_write(bufferevent_get_output(s->bev), p->msg, p->len, 0)) {
+		pend_system_err(s, p, "out of memory");
+		return 0;
+	}
+	return 1;
+}
+
+static void backend_close(struct sconn *s)
+{
+	if (s->bev) {
+		bufferevent_free(s->bev);
+		s->bev = NULL;
+	}
+	if (s->retry_ev)
+		evtimer_del(s->retry_ev);
+	/* a record half read from the old connection is worthless now */
+	gw_rm_fini(&s->rm);
+	gw_rm_init(&s->rm, s->gw->o.max_record);
+	s->bstate = B_IDLE;
+}
+
+static void backend_lost(struct sconn *s, const char *why)
+{
+	struct timeval tv = {0, 0};
+
+	backend_close(s);
+	if (s->gone)
+		return;
+	s->failures++;
+	if (s->npend == 0 && s->failures == 1) {
+		/* nothing outstanding: reconnect when the next call comes */
+		gw_log(s->gw, "conn %u: backend %s %s; reconnecting on the next call", s->id,
+		       s->gw->o.peer.text, why);
+		s->failures = 0;
+		return;
+	}
+	if (s->failures > s->gw->o.backend_retries) {
+		gw_log(s->gw, "conn %u: backend %s %s; gave up after %d attempt(s)", s->id,
+		       s->gw->o.peer.text, why, s->failures);
+		s->failures = 0;
+		fail_all(s, "backend unreachable");
+		return;
+	}
+	if (s->failures > 1) {
+		tv.tv_sec = s->gw->o.retry_ms / 1000;
+		tv.tv_usec = (s->gw->o.retry_ms % 1000) * 1000;
+	}
+	gw_log(s->gw, "conn %u: backend %s %s; retry %d of %d in %u ms (%u call(s) outstanding)",
+	       s->id, s->gw->o.peer.text, why, s->failures, s->gw->o.backend_retries,
+	       (unsigned)(tv.tv_sec * 1000 + tv.tv_usec / 1000), s->npend);
+	s->bstate = B_WAIT;
+	evtimer_add(s->retry_ev, &tv);
+}
+
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct sconn *s = arg;
+
+	if (s->bstate == B_WAIT && !s->gone) {
+		s->bstate = B_IDLE;
+		s->c.reconnects++;
+		backend_connect(s);
+	}
+}
+
+static void bc_reply(void *arg, int status, const uint8_t *reply, size_t len);
+
+static void backend_call(struct sconn *s, uint8_t *rec, size_t len)
+{
+	struct rpcrdma_conn_info info;
+	int rc;
+
+	if (!s->rc || rpcrdma_conn_info(s->rc, &info) || info.bc_credits == 0) {
+		s->c.dropped++;
+		gw_log(s->gw,
+		       "conn %u: backend sent a backchannel call (xid %#x) but the client "
+		       "offered no backchannel: dropped",
+		       s->id, gw_rpc_xid(rec));
+		return;
+	}
+	rc = rpcrdma_call(s->rc, rec, len, NULL, bc_reply, s, NULL);
+	if (rc) {
+		s->c.dropped++;
+		gw_log(s->gw, "conn %u: backchannel call xid %#x not sent: %s", s->id,
+		       gw_rpc_xid(rec), gw_status_str(rc));
+		return;
+	}
+	s->bc_out++;
+	s->c.bc_calls++;
+	gw_kick(s->gw);
+}
+
+static void sconn_free(struct sconn *s);
+
+static void bc_reply(void *arg, int status, const uint8_t *reply, size_t len)
+{
+	struct sconn *s = arg;
+
+	s->bc_out--;
+	if (status == 0 && s->bev && !s->gone && len >= GW_RPC_HDR_MIN) {
+		if (gw_rm_write(bufferevent_get_output(s->bev), reply, len, 0))
+			s->c.dropped++;
+	} else {
+		s->c.dropped++;
+		gw_debug(s->gw, "conn %u: backchannel reply lost: %s", s->id,
+			 status ? gw_status_str(status) : "no backend");
+	}
+	if (s->gone && !s->rc && s->bc_out == 0)
+		sconn_free(s);
+}
+
+static int backend_record(void *arg, uint8_t *rec, size_t len)
+{
+	struct sconn *s = arg;
+	struct pend *p;
+	uint32_t xid;
+	int rc;
+
+	if (len < GW_RPC_HDR_MIN) {
+		s->c.dropped++;
+		gw_debug(s->gw, "conn %u: backend record of %zu octets ignored", s->id, len);
+		return 0;
+	}
+	xid = gw_rpc_xid(rec);
+	if (gw_rpc_type(rec) == GW_RPC_CALL) {
+		backend_call(s, rec, len);
+		return 0;
+	}
+	if (gw_rpc_type(rec) != GW_RPC_REPLY) {
+		s->c.dropped++;
+		gw_log(s->gw, "conn %u: backend sent msg_type %u: ignored", s->id,
+		       gw_rpc_type(rec));
+		return 0;
+	}
+	TAILQ_FOREACH(p, &s->pend, link)
+	{
+		if (p->xid == xid)
+			break;
+	}
+	if (!p) {
+		/* e.g. the reply to a call sent twice around a reconnect */
+		s->c.dropped++;
+		gw_debug(s->gw, "conn %u: backend reply xid %#x matches no call: dropped", s->id,
+			 xid);
+		return 0;
+	}
+	rc = rpcrdma_reply(p->req, rec, len);
+	if (rc) {
+		s->c.errors++;
+		gw_log(s->gw, "conn %u: reply xid %#x (%zu octets) not delivered: %s", s->id, xid,
+		       len, gw_status_str(rc));
+	} else {
+		s->c.replies++;
+		s->c.bytes_replies += len;
+		gw_debug(s->gw, "conn %u: reply xid %#x %zu octets", s->id, xid, len);
+	}
+	pend_free(s, p);
+	gw_kick(s->gw);
+	return 0;
+}
+
+static void on_backend_event(struct bufferevent *bev, short what, void *arg);
+
+static void on_backend_read(struct bufferevent *bev, void *arg)
+{
+	struct sconn *s = arg;
+	int fd = bufferevent_getfd(bev);
+	int rc, st;
+
+	for (;;) {
+		rc = gw_rm_drain(&s->rm, bufferevent_get_input(bev), backend_record, s);
+		if (rc < 0 || s->bev != bev || !s->rm.frag_left)
+			break;
+		/* the rest of a large fragment (a READ reply): straight from the socket */
+		st = gw_rm_recv(&s->rm, fd);
+		if (st == GW_RM_RECORD) {
+			rc = backend_record(s, s->rm.rec, s->rm.len);
+			if (rc < 0 || s->bev != bev)
+				break;
+			continue;
+		}
+		if (st == GW_RM_EOF || st == GW_RM_ERR) {
+			on_backend_event(bev, st == GW_RM_EOF ? BEV_EVENT_EOF : BEV_EVENT_ERROR, s);
+			return;
+		}
+		break;
+	}
+	if (rc == 0 && s->bev == bev)
+		gw_rm_lowat(&s->rm, fd);
+	if (rc < 0 && s->bev == bev) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "sent a record over %u octets (--max-record)",
+			 s->gw->o.max_record);
+		backend_lost(s, why);
+	}
+}
+
+static void on_backend_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct sconn *s = arg;
+
+	if (what & BEV_EVENT_CONNECTED) {
+		struct pend *p, *n;
+		int one = 1;
+		unsigned again = 0;
+
+		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		s->bstate = B_UP;
+		s->failures = 0;
+		TAILQ_FOREACH_SAFE(p, &s->pend, link, n)
+		{
+			if (p->sends)
+				again++;
+			send_pend(s, p);
+		}
+		if (again)
+			gw_log(s->gw, "conn %u: backend %s connected; %u call(s) sent again", s->id,
+			       s->gw->o.peer.text, again);
+		else
+			gw_log(s->gw, "conn %u: backend %s connected", s->id, s->gw->o.peer.text);
+		bufferevent_enable(bev, EV_READ | EV_WRITE);
+		return;
+	}
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+		char why[128];
+		int err = EVUTIL_SOCKET_ERROR();
+
+		if (s->bstate == B_CONNECTING)
+			snprintf(why, sizeof(why), "connect failed (%s)",
+				 evutil_socket_error_to_string(err));
+		else if (what & BEV_EVENT_EOF)
+			snprintf(why, sizeof(why), "closed the connection");
+		else
+			snprintf(why, sizeof(why), "connection error (%s)",
+				 evutil_socket_error_to_string(err));
+		backend_lost(s, why);
+	}
+}
+
+static void backend_connect(struct sconn *s)
+{
+	struct gw *gw = s->gw;
+
+	if (s->bstate != B_IDLE || s->gone)
+		return;
+	s->bev = bufferevent_socket_new(gw->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (!s->bev) {
+		backend_lost(s, "cannot create a socket");
+		return;
+	}
+	bufferevent_setcb(s->bev, on_backend_read, NULL, on_backend_event, s);
+	bufferevent_set_max_single_read(s->bev, GW_BEV_IO);
+	bufferevent_set_max_single_write(s->bev, GW_BEV_IO);
+	s->bstate = B_CONNECTING;
+	if (bufferevent_socket_connect(s->bev, (struct sockaddr *)&gw->o.peer.ss,
+				       (int)gw->o.peer.len)) {
+		backend_lost(s, "connect failed");
+		return;
+	}
+	gw_debug(gw, "conn %u: connecting to backend %s", s->id, gw->o.peer.text);
+}
+
+/* ---------------------------------------------------------------------- */
+/* RPC-over-RDMA side                                                      */
+/* ---------------------------------------------------------------------- */
+
+static struct sconn *sconn_new(struct gw *gw, struct rpcrdma_conn *rc)
+{
+	struct sconn *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->retry_ev = evtimer_new(gw->base, on_retry, s);
+	if (!s->retry_ev) {
+		free(s);
+		return NULL;
+	}
+	s->gw = gw;
+	s->rc = rc;
+	s->id = ++gw->next_id;
+	TAILQ_INIT(&s->pend);
+	gw_rm_init(&s->rm, gw->o.max_record);
+	snprintf(s->peer, sizeof(s->peer), "?");
+	TAILQ_INSERT_TAIL(&srv_of(gw)->conns, s, link);
+	gw->nconns++;
+	return s;
+}
+
+static void sconn_report(struct sconn *s, struct gw_conn_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = s->id;
+	r->peer = s->peer;
+	r->state = s->gone ? "closed" : bstate_names[s->bstate];
+	r->c = s->c;
+	if (s->rc && !rpcrdma_conn_stats(s->rc, &s->rs))
+		s->have_rs = true;
+	r->have_rdma = s->have_rs;
+	r->rs = s->rs;
+}
+
+static void sconn_free(struct sconn *s)
+{
+	TAILQ_REMOVE(&srv_of(s->gw)->conns, s, link);
+	s->gw->nconns--;
+	gw_rm_fini(&s->rm);
+	if (s->retry_ev)
+		event_free(s->retry_ev);
+	free(s);
+}
+
+/* The client is gone: its calls have nowhere to be answered. */
+static void sconn_gone(struct sconn *s)
+{
+	if (s->gone)
+		return;
+	s->gone = true;
+	backend_close(s);
+	drop_all(s);
+}
+
+static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event ev, int status)
+{
+	struct gw *gw = arg;
+	struct sconn *s = sconn_find(gw, rc);
+	struct rpcrdma_conn_info info;
+	struct gw_conn_report r;
+
+	if (!s && ev != RPCRDMA_CONN_UP && !srv_of(gw))
+		return;
+	switch (ev) {
+	case RPCRDMA_CONN_UP:
+		if (!s)
+			s = sconn_new(gw, rc);
+		if (!s) {
+			gw_log(gw, "out of memory: closing a new connection");
+			rpcrdma_close(rc);
+			return;
+		}
+		s->up = true;
+		if (!rpcrdma_conn_info(rc, &info)) {
+			gw_addr_str((struct sockaddr *)&info.peer, s->peer, sizeof(s->peer));
+			gw_log(gw,
+			       "conn %u: %s connected (credits %u, bc %u, inline send %u recv %u, "
+			       "%s, send-inv %s, rprc %s)",
+			       s->id, s->peer, info.credits, info.bc_credits, info.inline_send,
+			       info.inline_recv,
+			       info.peer_pdata ? "RFC 8797 private data" : "no private data",
+			       info.send_inv ? "on" : "off", info.rprc ? "on" : "off");
+		} else {
+			gw_log(gw, "conn %u: connected", s->id);
+		}
+		backend_connect(s);
+		break;
+	case RPCRDMA_CONN_DOWN:
+		if (!s)
+			return;
+		gw_log(gw, "conn %u: %s lost (%s); closing its backend connection", s->id, s->peer,
+		       status ? gw_status_str(status) : "disconnected");
+		sconn_gone(s);
+		break;
+	case RPCRDMA_CONN_CLOSED:
+		if (!s)
+			return;
+		if (!s->gone)
+			gw_log(gw, "conn %u: %s closed%s%s", s->id, s->peer, status ? ": " : "",
+			       status ? gw_status_str(status) : "");
+		sconn_gone(s);
+		sconn_report(s, &r);
+		gw_conn_retire(gw, &r);
+		s->rc = NULL;
+		if (s->bc_out == 0)
+			sconn_free(s);
+		break;
+	}
+}
+
+static void on_call(void *arg, struct rpcrdma_req *req, const uint8_t *msg, size_t len)
+{
+	struct gw *gw = arg;
+	struct rpcrdma_conn *rc = rpcrdma_req_conn(req);
+	struct sconn *s = sconn_find(gw, rc);
+	struct pend *p;
+	uint32_t prog = 0, vers = 0, proc = 0;
+
+	if (!s && rc && srv_of(gw)) {
+		/* a call before UP was reported: take the connection now */
+		s = sconn_new(gw, rc);
+		if (s)
+			backend_connect(s);
+	}
+	if (!s || s->gone) {
+		rpcrdma_req_drop(req);
+		gw_kick(gw);
+		return;
+	}
+	if (len < GW_RPC_HDR_MIN) {
+		s->c.dropped++;
+		rpcrdma_req_drop(req);
+		gw_kick(gw);
+		return;
+	}
+	p = malloc(sizeof(*p) + len);
+	if (!p) {
+		uint8_t err[GW_RPC_ERR_REPLY_LEN];
+
+		gw_rpc_system_err(err, gw_rpc_xid(msg));
+		rpcrdma_reply(req, err, sizeof(err));
+		s->c.errors++;
+		gw_kick(gw);
+		return;
+	}
+	p->req = req;
+	p->xid = gw_rpc_xid(msg);
+	p->sends = 0;
+	p->len = len;
+	memcpy(p->msg, msg, len);
+	TAILQ_INSERT_TAIL(&s->pend, p, link);
+	s->npend++;
+	s->c.calls++;
+	s->c.bytes_calls += len;
+	if (gw->o.verbose >= 2 && gw_rpc_call_info(msg, len, &prog, &vers, &proc))
+		gw_debug(gw, "conn %u: call xid %#x prog %u vers %u proc %u, %zu octets", s->id,
+			 p->xid, prog, vers, proc, len);
+	switch (s->bstate) {
+	case B_UP:
+		send_pend(s, p);
+		break;
+	case B_IDLE:
+		backend_connect(s);
+		break;
+	default:
+		break; /* sent when the backend connection is up */
+	}
+}
+
+int gw_server_start(struct gw *gw)
+{
+	struct srv *sv = calloc(1, sizeof(*sv));
+
+	if (!sv) {
+		gw_log(gw, "out of memory");
+		return -1;
+	}
+	TAILQ_INIT(&sv->conns);
+	gw->mode = sv;
+	sv->l = rpcrdma_listen(gw->ctx, (struct sockaddr *)&gw->o.listen.ss, gw->o.listen.len, 64,
+			       on_conn, on_call, gw);
+	if (!sv->l) {
+		gw_log(gw, "cannot listen on %s: %s", gw->o.listen.text, strerror(errno));
+		return -1;
+	}
+	gw_log(gw, "listening for NFS/RDMA on %s (port %u)", gw->o.listen.text,
+	       rpcrdma_listener_port(sv->l));
+	return 0;
+}
+
+void gw_server_stats(struct gw *gw, const char *what)
+{
+	struct srv *sv = srv_of(gw);
+	struct gw_conn_report r;
+	struct sconn *s;
+
+	if (!sv)
+		return;
+	TAILQ_FOREACH(s, &sv->conns, link)
+	{
+		if (s->gone)
+			continue;
+		sconn_report(s, &r);
+		gw_report_print(gw, &r, what);
+	}
+}
+
+void gw_server_stop(struct gw *gw)
+{
+	struct srv *sv = srv_of(gw);
+	struct sconn *s, *n;
+
+	if (!sv)
+		return;
+	if (gw->ctx) {
+		/* first pass: the transport still runs */
+		if (sv->l) {
+			rpcrdma_listener_close(sv->l);
+			sv->l = NULL;
+		}
+		TAILQ_FOREACH(s, &sv->conns, link)
+		{
+			sconn_gone(s);
+			if (s->rc)
+				rpcrdma_close(s->rc);
+		}
+		return;
+	}
+	/* second pass: the ctx is destroyed, no callback can come any more */
+	TAILQ_FOREACH_SAFE(s, &sv->conns, link, n)
+	sconn_free(s);
+	free(sv);
+	gw->mode = NULL;
+}
