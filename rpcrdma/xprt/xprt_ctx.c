@@ -31,6 +31,9 @@
 
 #include "xprt_int.h"
 
+/* Poll-and-drain rounds of one rpcrdma_ctx_process call. */
+#define XPROCESS_ROUNDS 16
+
 uint64_t xnow_ms(void)
 {
 	struct timespec ts;
@@ -251,6 +254,8 @@ static int64_t xnext_due(const struct rpcrdma_ctx *ctx)
 		if (best < 0 || (int64_t)t->due < best)
 			best = (int64_t)t->due;
 	}
+	if (ctx->more)
+		return (int64_t)xnow_ms();
 	if (!xlist_empty(&ctx->zombie_cqs)) {
 		int64_t soon = (int64_t)xnow_ms() + 10;
 
@@ -328,21 +333,31 @@ static void xzombies(struct rpcrdma_ctx *ctx)
 	}
 }
 
-static void xdrain_channels(struct rpcrdma_ctx *ctx)
+/* Handle CM events and consume CQ events; returns how many events.  Both get
+ * calls also progress the stack, so a consumed CQ event may stand for
+ * completions that arrived during this very call: the caller must poll the
+ * CQs after any drain that consumed one (else they wait unseen while the ctx
+ * fd reads idle). */
+static int xdrain_channels(struct rpcrdma_ctx *ctx)
 {
 	struct iwcm_event *ev;
 	struct iwv_cq *cq;
 	void *cqctx;
+	int n = 0;
 
-	while (iwcm_get_cm_event(ctx->ch, &ev) == 0)
+	while (iwcm_get_cm_event(ctx->ch, &ev) == 0) {
 		xconn_handle_cm(ctx, ev); /* acknowledges */
+		n++;
+	}
 	while (iwv_get_cq_event(ctx->cc, &cq, &cqctx) == 0) {
 		struct xcqh *h = cqctx;
 
 		iwv_ack_cq_events(cq, 1);
 		if (h && h->conn)
 			iwv_req_notify_cq(cq, 0);
+		n++;
 	}
+	return n;
 }
 
 int rpcrdma_ctx_process(struct rpcrdma_ctx *ctx, int timeout_ms)
@@ -352,6 +367,7 @@ int rpcrdma_ctx_process(struct rpcrdma_ctx *ctx, int timeout_ms)
 	int n;
 
 	ctx->ncb = 0;
+	ctx->more = false;
 	if (due >= 0) {
 		int64_t rel = due - (int64_t)xnow_ms();
 
@@ -364,10 +380,20 @@ int rpcrdma_ctx_process(struct rpcrdma_ctx *ctx, int timeout_ms)
 	if (n < 0 && errno != EINTR)
 		return -errno;
 	xdrain_channels(ctx);
-	for (struct xlist *l = ctx->conns.next; l != &ctx->conns; l = l->next)
-		xconn_poll(xcontainer(l, struct rpcrdma_conn, node));
-	xrun_timers(ctx);
-	xdrain_channels(ctx);
+	for (int round = 0;; round++) {
+		for (struct xlist *l = ctx->conns.next; l != &ctx->conns; l = l->next)
+			xconn_poll(xcontainer(l, struct rpcrdma_conn, node));
+		if (round == 0)
+			xrun_timers(ctx);
+		if (!xdrain_channels(ctx))
+			break;
+		if (round == XPROCESS_ROUNDS) {
+			/* Still busy: come back at once rather than starve the
+			 * caller's other fds (xtimerfd_update makes the fd readable). */
+			ctx->more = true;
+			break;
+		}
+	}
 	xconn_reap(ctx);
 	xzombies(ctx);
 	xtimerfd_update(ctx);

@@ -257,6 +257,7 @@ struct rpcrdma_ctx {
 	struct iwcm_event_channel *ch;
 	struct iwv_comp_channel *cc;
 	int tfd, epfd;
+	bool more; /* process() stopped with work left: the fd reads ready */
 	struct xlist conns, listeners, timers, zombie_cqs;
 	int ncb; /* callbacks run in this process() */
 	bool destroying;

@@ -22,7 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <iwarp/iwcm.h>
 #include <iwarp/iwv.h>
@@ -1045,6 +1048,112 @@ START_TEST(forced_long_call_is_position_zero_read_chunk)
 	ck_assert_uint_eq(W.r[0].len, 28 + 10000);
 	ck_assert_mem_eq(W.r[0].data + 28, msg + 44, 9999);
 	world_down();
+}
+END_TEST
+
+/*
+ * Two processes, each driving its ctx only when the ctx fd reads ready (or a
+ * timer of its own is due), as an event loop does.  Work a ctx leaves pending
+ * without making its fd readable (completions that arrive while process()
+ * drains its channels, say) shows up as a call that takes seconds instead of
+ * milliseconds; with a responder in another process the arrivals really
+ * overlap its processing, which one process cannot reproduce.
+ */
+static int fd_loop_once(struct rpcrdma_ctx *ctx, int cap_ms)
+{
+	struct pollfd p = {.fd = rpcrdma_ctx_fd(ctx), .events = POLLIN};
+	int to = rpcrdma_ctx_timeout_ms(ctx);
+
+	if (to < 0 || to > cap_ms)
+		to = cap_ms;
+	poll(&p, 1, to);
+	return rpcrdma_ctx_process(ctx, 0);
+}
+
+static void echo_call(void *arg, struct rpcrdma_req *req, const uint8_t *msg, size_t len)
+{
+	static uint8_t out[300 * 1024];
+	struct rpcrdma_rpcinfo ri;
+
+	(void)arg;
+	if (rpcrdma_rpc_parse(msg, len, &ri) != 0 || ri.body_off + 4 > len ||
+	    be32(msg + ri.body_off) > 250000) {
+		rpcrdma_req_drop(req);
+		return;
+	}
+	rpcrdma_reply(req, out,
+		      treply(out, ri.xid, msg + ri.body_off + 4, be32(msg + ri.body_off)));
+}
+
+static struct res fd_res;
+
+static bool cond_fd_res(void)
+{
+	return fd_res.done > 0;
+}
+
+START_TEST(fd_driven_loops_in_two_processes_never_lose_a_wakeup)
+{
+	struct rpcrdma_config c, s;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	static uint8_t msg[200 * 1024 + 64];
+	struct rpcrdma_call_opts lng = {.force = RPCRDMA_FORCE_LONG_CALL};
+	int pfd[2];
+	uint16_t port = 0;
+	pid_t pid;
+
+	cfgs(&c, &s);
+	c.log = s.log = NULL;
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rpcrdma_ctx *sx = rpcrdma_ctx_create(&s);
+		struct rpcrdma_listener *l;
+
+		loopback(AF_INET, 0, &ss, &sl);
+		l = sx ? rpcrdma_listen(sx, (struct sockaddr *)&ss, sl, 4, NULL, echo_call, NULL)
+		       : NULL;
+		port = l ? rpcrdma_listener_port(l) : 0;
+		if (write(pfd[1], &port, sizeof(port)) != sizeof(port) || !port)
+			_exit(1);
+		for (;;) /* the parent kills us */
+			fd_loop_once(sx, 60000);
+	}
+	ck_assert_int_eq(read(pfd[0], &port, sizeof(port)), (ssize_t)sizeof(port));
+	ck_assert_uint_ne(port, 0);
+	struct rpcrdma_ctx *cx = rpcrdma_ctx_create(&c);
+	loopback(AF_INET, port, &ss, &sl);
+	struct rpcrdma_conn *cc = rpcrdma_connect(cx, (struct sockaddr *)&ss, sl, NULL, NULL, NULL);
+	ck_assert_ptr_nonnull(cc);
+	ck_assert_int_eq(rpcrdma_conn_wait_up(cc, DEADLINE_MS), 0);
+	/* 200 KiB echoed: a Read chunk (or a position-zero one) pulled by the
+	 * responder, the result pushed back through a Write chunk */
+	for (int i = 0; i < 60; i++) {
+		size_t n = tcall(msg, 0x6100 + (uint32_t)i, TVERS, 1, NULL, 200 * 1024);
+		uint64_t t0 = now_ms();
+
+		fd_res.done = 0;
+		ck_assert_int_eq(
+			rpcrdma_call(cc, msg, n, i % 2 ? &lng : NULL, c_reply, &fd_res, NULL), 0);
+		while (!cond_fd_res() && now_ms() - t0 < 20000)
+			fd_loop_once(cx, 20000);
+		ck_assert_msg(fd_res.done == 1, "call %d got no reply", i);
+		/* a lost wake-up costs seconds (until some unrelated timer) */
+		ck_assert_msg(now_ms() - t0 < 3000, "call %d took %llu ms", i,
+			      (unsigned long long)(now_ms() - t0));
+		ck_assert_int_eq(fd_res.status, 0);
+		ck_assert_uint_eq(fd_res.len, 28 + 200 * 1024);
+		ck_assert_mem_eq(fd_res.data + 28, msg + 44, 200 * 1024);
+	}
+	free(fd_res.data);
+	fd_res.data = NULL;
+	rpcrdma_ctx_destroy(cx);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pfd[0]);
+	close(pfd[1]);
 }
 END_TEST
 
@@ -2290,6 +2399,7 @@ static Suite *xprt_suite(void)
 		inline_call_over_ipv6_loopback,
 		large_call_goes_as_read_chunk_and_large_reply_as_write_chunk,
 		forced_long_call_is_position_zero_read_chunk,
+		fd_driven_loops_in_two_processes_never_lose_a_wakeup,
 		call_without_binding_too_big_goes_long_and_reply_via_reply_chunk,
 		nfs3_write_64k_data_goes_in_read_chunk_at_its_position,
 		nfs3_write_read_chunk_split_into_4k_segments,
