@@ -166,9 +166,8 @@ static void process_round(struct gw *gw)
 			break;
 	}
 	t = rpcrdma_ctx_timeout_ms(gw->ctx);
-	/* safety net (--poll-ms): with the transport of this release, work can
-	 * be pending without the ctx fd turning readable (seen as stalls of
-	 * 10 s and more in NFS WRITE and READ streams with --poll-ms 0) */
+	/* --poll-ms (off by default): run the transport at least that often
+	 * while connections exist, whatever its fd says (a debugging aid) */
 	if (gw->nconns && gw->o.poll_ms && (t < 0 || t > (int)gw->o.poll_ms))
 		t = (int)gw->o.poll_ms;
 	if (t >= 0) {
@@ -398,8 +397,8 @@ static void usage(FILE *f)
 	      "                           has not come after MS (default 0 = wait)\n"
 	      "      --poll-ms MS         while connections exist, run the transport at\n"
 	      "                           least every MS even if its fd stays quiet\n"
-	      "                           (default 10; 0 = only when the fd or its timer\n"
-	      "                           says so)\n"
+	      "                           (default 0 = only when the fd or its timer\n"
+	      "                           says so; a debugging aid)\n"
 	      "\n"
 	      "Output:\n"
 	      "      --stats[=SECONDS]    per-connection counters (calls, octets by\n"
@@ -578,7 +577,7 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	o->max_record = GW_DEFAULT_MAX_RECORD;
 	o->backend_retries = 5;
 	o->retry_ms = 500;
-	o->poll_ms = 10;
+	o->poll_ms = 0;
 	iw_toolopt_init(&o->iw);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":l:b:r:vhV", long_opts, NULL)) != -1) {
