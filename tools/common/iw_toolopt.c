@@ -21,7 +21,9 @@
 #include "iw_toolopt.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,4 +283,57 @@ void iw_toolopt_describe(const struct iw_toolopt *o, char *buf, size_t len)
 		rtr_names(o->cm.rtr, rtr, sizeof(rtr));
 		snprintf(buf + n, len - (size_t)n, " (rtr %s)", rtr);
 	}
+}
+
+int iw_toolopt_bad_arg(const char *prog, const char *opt, const char *val, const char *why)
+{
+	fprintf(stderr, "%s: invalid value '%s' for %s: %s\n", prog, val, opt, why);
+	return -1;
+}
+
+int iw_toolopt_parse_u64(const char *prog, const char *opt, const char *s, uint64_t min,
+			 uint64_t max, bool suffix, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!*s || *s == '-' || *s == '+')
+		return iw_toolopt_bad_arg(prog, opt, s, "not a number");
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return iw_toolopt_bad_arg(prog, opt, s, "not a number");
+	if (suffix && *end) {
+		switch (*end) {
+		case 'k':
+		case 'K':
+			shift = 10;
+			break;
+		case 'm':
+		case 'M':
+			shift = 20;
+			break;
+		case 'g':
+		case 'G':
+			shift = 30;
+			break;
+		default:
+			return iw_toolopt_bad_arg(prog, opt, s, "unknown suffix (K, M or G)");
+		}
+		end++;
+	}
+	if (*end)
+		return iw_toolopt_bad_arg(prog, opt, s, "trailing characters");
+	if (shift && v > (max >> shift))
+		return iw_toolopt_bad_arg(prog, opt, s, "too large");
+	v <<= shift;
+	if (v < min || v > max) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "must be from %" PRIu64 " to %" PRIu64, min, max);
+		return iw_toolopt_bad_arg(prog, opt, s, why);
+	}
+	*out = v;
+	return 0;
 }

@@ -72,6 +72,15 @@ struct iwv_context *iw_toolopt_open(const struct iw_toolopt *o, const char *prog
 /* Apply cm options to an id; and the conn_param IRD/ORD. */
 int iw_toolopt_apply(const struct iw_toolopt *o, struct iwcm_id *id);
 void iw_toolopt_conn_param(const struct iw_toolopt *o, struct iwcm_conn_param *p);
+/* Print "PROG: invalid value 'VAL' for OPT: WHY" to stderr; returns -1. */
+int iw_toolopt_bad_arg(const char *prog, const char *opt, const char *val, const char *why);
+/*
+ * Parse a decimal unsigned option value in [min, max]; with `suffix`, a K, M
+ * or G suffix (binary multiples) is accepted.  Returns 0 with *out set, or -1
+ * after iw_toolopt_bad_arg (sign, junk, unknown suffix, out of range).
+ */
+int iw_toolopt_parse_u64(const char *prog, const char *opt, const char *s, uint64_t min,
+			 uint64_t max, bool suffix, uint64_t *out);
 /* One line "rev 2, CRC on, markers off/off, p2p off" for logs. */
 void iw_toolopt_describe(const struct iw_toolopt *o, char *buf, size_t len);
 

@@ -464,48 +464,8 @@ static const struct option long_opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-static int bad_arg(const char *opt, const char *val, const char *why)
-{
-	fprintf(stderr, "%s: invalid value '%s' for %s: %s\n", GW_PROG, val, opt, why);
-	return -1;
-}
-
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, bool suffix,
-		     uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (!*s || *s == '-' || *s == '+')
-		return bad_arg(opt, s, "not a number");
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return bad_arg(opt, s, "not a number");
-	if (suffix && *end) {
-		if (*end == 'k' || *end == 'K')
-			shift = 10;
-		else if (*end == 'm' || *end == 'M')
-			shift = 20;
-		else
-			return bad_arg(opt, s, "unknown suffix (K or M)");
-		end++;
-	}
-	if (*end)
-		return bad_arg(opt, s, "trailing characters");
-	if (shift && v > (max >> shift))
-		return bad_arg(opt, s, "too large");
-	v <<= shift;
-	if (v < min || v > max) {
-		char why[96];
-
-		snprintf(why, sizeof(why), "must be from %" PRIu64 " to %" PRIu64, min, max);
-		return bad_arg(opt, s, why);
-	}
-	*out = v;
-	return 0;
-}
+#define bad_arg(...)   iw_toolopt_bad_arg(GW_PROG, __VA_ARGS__)
+#define parse_u64(...) iw_toolopt_parse_u64(GW_PROG, __VA_ARGS__)
 
 /* ADDR[:PORT], [V6]:PORT, :PORT or PORT, resolved (numeric port). */
 static int parse_addr(const char *opt, const char *s, const char *def_host, unsigned def_port,
