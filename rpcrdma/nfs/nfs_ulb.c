@@ -41,36 +41,38 @@ static bool nfs_walkable(const struct rpcrdma_rpcinfo *call)
 	return nfs_handles(NULL, call->prog, call->vers) && call->cred_flavor != RPC_AUTH_GSS;
 }
 
-static int nfs_walk_call(void *ulb_arg, const struct rpcrdma_rpcinfo *call, const uint8_t *body,
-			 size_t len, rpcrdma_item_fn fn, void *fn_arg)
+/* Both walks: the same checks, then the version's call or reply walker. */
+static int nfs_walk_msg(const struct rpcrdma_rpcinfo *call, const uint8_t *body, size_t len,
+			rpcrdma_item_fn fn, void *fn_arg, bool reply)
 {
 	struct nfs_walk w;
 
-	(void)ulb_arg;
 	if (!call || !nfs_walkable(call))
 		return 0;
 	if (!body && len)
 		return IW_ERPC_RPC;
 	nfs_walk_init(&w, body, len, fn, fn_arg);
-	if (call->vers == 4)
-		return call->proc == 1 ? nfs_v4_walk_call(&w, NULL) : 0;
-	return nfs_v3_walk_call(call->vers, call->proc, &w);
+	if (call->vers == 4) {
+		if (call->proc != 1)
+			return 0;
+		return reply ? nfs_v4_walk_reply(&w) : nfs_v4_walk_call(&w, NULL);
+	}
+	return reply ? nfs_v3_walk_reply(call->vers, call->proc, &w)
+		     : nfs_v3_walk_call(call->vers, call->proc, &w);
+}
+
+static int nfs_walk_call(void *ulb_arg, const struct rpcrdma_rpcinfo *call, const uint8_t *body,
+			 size_t len, rpcrdma_item_fn fn, void *fn_arg)
+{
+	(void)ulb_arg;
+	return nfs_walk_msg(call, body, len, fn, fn_arg, false);
 }
 
 static int nfs_walk_reply(void *ulb_arg, const struct rpcrdma_rpcinfo *call, const uint8_t *body,
 			  size_t len, rpcrdma_item_fn fn, void *fn_arg)
 {
-	struct nfs_walk w;
-
 	(void)ulb_arg;
-	if (!call || !nfs_walkable(call))
-		return 0;
-	if (!body && len)
-		return IW_ERPC_RPC;
-	nfs_walk_init(&w, body, len, fn, fn_arg);
-	if (call->vers == 4)
-		return call->proc == 1 ? nfs_v4_walk_reply(&w) : 0;
-	return nfs_v3_walk_reply(call->vers, call->proc, &w);
+	return nfs_walk_msg(call, body, len, fn, fn_arg, true);
 }
 
 static int nfs_reply_plan(void *ulb_arg, const struct rpcrdma_rpcinfo *call, const uint8_t *body,
