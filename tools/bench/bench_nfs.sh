@@ -109,26 +109,24 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int(
 
 declare -A res
 names=()
-for op in write read; do
-	dts=() gts=()
+# measure RUNNER OP KEY_PREFIX: REPEAT interleaved direct/gateway runs of
+# RUNNER (one or many), medians into res[PREFIXdirect,OP] and res[PREFIXgw,OP].
+measure() {
+	local runner=$1 op=$2 pfx=$3 r
+	local dts=() gts=()
 	for ((r = 0; r < REPEAT; r++)); do
-		one direct "$op"
+		"$runner" direct "$op"
 		dts+=("$RES")
-		one gw "$op"
+		"$runner" gw "$op"
 		gts+=("$RES")
 	done
-	res[direct,$op]=$(median "${dts[@]}")
-	res[gw,$op]=$(median "${gts[@]}")
+	res[${pfx}direct,$op]=$(median "${dts[@]}")
+	res[${pfx}gw,$op]=$(median "${gts[@]}")
+}
+for op in write read; do
+	measure one "$op" ""
 	if ((CLIENTS > 0)); then
-		dts=() gts=()
-		for ((r = 0; r < REPEAT; r++)); do
-			many direct "$op"
-			dts+=("$RES")
-			many gw "$op"
-			gts+=("$RES")
-		done
-		res[mdirect,$op]=$(median "${dts[@]}")
-		res[mgw,$op]=$(median "${gts[@]}")
+		measure many "$op" m
 	fi
 done
 
