@@ -5,7 +5,7 @@
  * received from TCP go in through rdmap_qp_read_stream(); bytes to send come
  * out as iovecs from rdmap_qp_tx_iov(); work requests go in with post_send /
  * post_recv and come back as completions from rdmap_qp_poll().  The verbs
- * layer (rdmap/verbs/, iwv.h) wraps this with PDs, MRs, CQs and sockets.
+ * layer (verbs/, iwv.h) wraps this with PDs, MRs, CQs and sockets.
  *
  * Memory: local buffers are named by (addr, length, lkey) and every lkey is an
  * STag of the shared ddp_stag_table, registered with base_to = (uintptr_t)addr

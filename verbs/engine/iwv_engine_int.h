@@ -3,7 +3,7 @@
  * iwv_engine_int.h - what the two I/O engine backends share: the ops table
  * iwv_engine.c dispatches to, the common part of an engine, the endpoint flag
  * bits both backends use the same way, and the helpers that make both report
- * the same callbacks for the same socket events.  Private to rdmap/verbs/.
+ * the same callbacks for the same socket events.  Private to verbs/engine/.
  */
 #ifndef IWARP_IWV_ENGINE_INT_H
 #define IWARP_IWV_ENGINE_INT_H

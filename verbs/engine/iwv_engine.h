@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * iwv_engine.h - the I/O engine: the only code of the stack that calls socket
- * APIs (DESIGN.md §3 rule 2).  Internal to rdmap/verbs/.
+ * APIs (DESIGN.md §3 rule 2).  Internal to verbs/engine/ and its owner in verbs/.
  *
  * The engine moves octets between TCP sockets and "endpoints" (struct iwv_ep)
  * and knows nothing of MPA, DDP or RDMAP: an endpoint says where received
