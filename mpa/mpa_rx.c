@@ -76,7 +76,7 @@ int mpa_rx_init(struct mpa_rx *rx, const struct mpa_rx_config *cfg, const struct
 
 static int rx_fail(struct mpa_rx *rx, int err)
 {
-	iw_log(IW_LOG_DEBUG, "mpa_rx: %s at stream position %u in state %s", iw_errname(err),
+	iw_log(IW_LOG_DEBUG, "mpa_rx: %s at stream position %u in state %s", mpa_errname(err),
 	       (unsigned)rx->pos, mpa_rx_state_name(rx->state));
 	rx->state = MPA_RX_DEAD;
 	rx->error = err;

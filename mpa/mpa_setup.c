@@ -116,7 +116,7 @@ static int mpa_setup_fail(struct mpa_setup *s, int err)
 {
 	if (s->state != MPA_SETUP_FAILED) {
 		iw_log(IW_LOG_DEBUG, "mpa setup: %s -> FAILED (%s)", mpa_setup_state_name(s->state),
-		       iw_errname(err));
+		       mpa_errname(err));
 		s->state = MPA_SETUP_FAILED;
 		s->error = err;
 		s->deadline = UINT64_MAX;

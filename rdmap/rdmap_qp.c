@@ -408,7 +408,7 @@ static void qp_fail(struct rdmap_qp *qp, int err, const uint8_t *ddp_hdr, size_t
 	if (!qp_live(qp))
 		return;
 	qp->error = err;
-	iw_log(IW_LOG_DEBUG, "rdmap_qp: fatal error %s", iw_errname(err));
+	iw_log(IW_LOG_DEBUG, "rdmap_qp: fatal error %s", rdmap_errname(err));
 	qp_flush_all(qp, err, RDMAP_WC_WR_FLUSH_ERR);
 
 	iw_err_term(err, &code);
@@ -987,7 +987,7 @@ static int rx_check_term(struct rdmap_qp *qp, struct qp_rxseg *s)
 	/* Honour it anyway: the stream is over (some peers mis-encode their Terminates). */
 	if (r < 0)
 		iw_log(IW_LOG_WARN, "rdmap_qp: malformed Terminate (%s): layer %u etype %u code %u",
-		       iw_errname((int)r), s->term.code.layer, s->term.code.etype,
+		       rdmap_errname((int)r), s->term.code.layer, s->term.code.etype,
 		       s->term.code.ecode);
 	return IW_OK;
 }

@@ -521,13 +521,13 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 	*rejected = false;
 	r = mpa_setup_init(s, c->initiator ? MPA_INITIATOR : MPA_RESPONDER, &o->cfg, now_ns());
 	if (r < 0) {
-		errf(c->role, "MPA setup: %s", iw_strerror(r));
+		errf(c->role, "MPA setup: %s", mpa_strerror(r));
 		goto out;
 	}
 	if (c->initiator) {
 		r = mpa_setup_connect(s, o->pd, o->pd_len);
 		if (r < 0) {
-			errf(c->role, "MPA Request: %s", iw_strerror(r));
+			errf(c->role, "MPA Request: %s", mpa_strerror(r));
 			goto out;
 		}
 	}
@@ -570,15 +570,15 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 			}
 			if (r < 0) {
 				errf(c->role, "%s the Request: %s (%s)",
-				     o->reject ? "rejecting" : "accepting", iw_strerror(r),
-				     iw_errname(r));
+				     o->reject ? "rejecting" : "accepting", mpa_strerror(r),
+				     mpa_errname(r));
 				goto out;
 			}
 			continue;
 		case MPA_SETUP_ESTABLISHED:
 			r = mpa_setup_params(s, &c->params);
 			if (r < 0) {
-				errf(c->role, "MPA parameters: %s", iw_strerror(r));
+				errf(c->role, "MPA parameters: %s", mpa_strerror(r));
 				goto out;
 			}
 			rc = IWMPA_EXIT_OK;
@@ -598,8 +598,8 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 			rc = IWMPA_EXIT_OK;
 			goto out;
 		case MPA_SETUP_FAILED:
-			errf(c->role, "MPA startup failed: %s (%s)", iw_strerror(s->error),
-			     iw_errname(s->error));
+			errf(c->role, "MPA startup failed: %s (%s)", mpa_strerror(s->error),
+			     mpa_errname(s->error));
 			goto out;
 		default:
 			break;
@@ -615,8 +615,8 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 		if (r == 0) {
 			r = mpa_setup_handle_expiry(s, now_ns());
 			if (r < 0) {
-				errf(c->role, "%s waiting for the %s (%s)", iw_strerror(r),
-				     c->initiator ? "Reply" : "Request", iw_errname(r));
+				errf(c->role, "%s waiting for the %s (%s)", mpa_strerror(r),
+				     c->initiator ? "Reply" : "Request", mpa_errname(r));
 				goto out;
 			}
 			continue;
@@ -633,14 +633,14 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 		if (n == 0) {
 			r = mpa_setup_handle_close(s);
 			errf(c->role, "peer closed the connection during MPA startup: %s (%s)",
-			     iw_strerror(r < 0 ? r : s->error), iw_errname(r < 0 ? r : s->error));
+			     mpa_strerror(r < 0 ? r : s->error), mpa_errname(r < 0 ? r : s->error));
 			goto out;
 		}
 		used = mpa_setup_read_stream(s, buf, (size_t)n, now_ns());
 		if (used < 0) {
 			errf(c->role, "bad MPA %s from the peer: %s (%s)",
-			     c->initiator ? "Reply" : "Request", iw_strerror((int)used),
-			     iw_errname((int)used));
+			     c->initiator ? "Reply" : "Request", mpa_strerror((int)used),
+			     mpa_errname((int)used));
 			goto out;
 		}
 		if (used < n) {
@@ -724,7 +724,7 @@ static int txq_frame(struct conn *c, struct txent *e, size_t hlen, const uint8_t
 	r = mpa_tx_frame(&c->tx, iov, n, &e->f);
 	if (r < 0)
 		return conn_fail(c, r, "framing a %zu-octet ULPDU: %s", hlen + plen,
-				 iw_strerror(r));
+				 mpa_strerror(r));
 	e->done_msg = done;
 	c->txq_n++;
 	c->st_tx.fpdus++;
@@ -1092,8 +1092,8 @@ static int rx_feed(struct conn *c, const uint8_t *buf, size_t n)
 	r = mpa_rx_read_stream(&c->rx, buf, n);
 	if (r < 0) {
 		if (c->errmsg[0] == '\0')
-			conn_fail(c, (int)r, "receiving FPDUs: %s (%s)", iw_strerror((int)r),
-				  iw_errname((int)r));
+			conn_fail(c, (int)r, "receiving FPDUs: %s (%s)", mpa_strerror((int)r),
+				  mpa_errname((int)r));
 		return (int)r;
 	}
 	return 0;
@@ -1118,7 +1118,7 @@ static int start_full_operation(struct conn *c, const uint8_t *left, size_t nlef
 	rc.max_ulpdu = MPA_ULPDU_MAX;
 	r = mpa_rx_init(&c->rx, &rc, &rx_ops, c);
 	if (r < 0)
-		return conn_fail(c, r, "mpa_rx_init: %s", iw_strerror(r));
+		return conn_fail(c, r, "mpa_rx_init: %s", mpa_strerror(r));
 
 	c->txq = xcalloc(IWMPA_TXQ_LEN, sizeof(*c->txq));
 	c->ulpdu = xcalloc(1, MPA_ULPDU_MAX + 1);
@@ -1137,7 +1137,7 @@ static int start_full_operation(struct conn *c, const uint8_t *left, size_t nlef
 
 			if (n < 0)
 				return conn_fail(c, (int)n, "building the RTR: %s",
-						 iw_strerror((int)n));
+						 mpa_strerror((int)n));
 			if (p->rtr == MPA_RTR_SEND)
 				c->tx_msn++; /* the RTR is Send MSN 1 */
 			if (p->rtr == MPA_RTR_READ && n >= DDP_UNTAGGED_HDR_LEN + 12) {
@@ -1268,7 +1268,7 @@ static int run_full_operation(struct conn *c, const uint8_t *left, size_t nleft)
 	}
 	return IWMPA_EXIT_OK;
 fail:
-	errf(c->role, "%s", c->errmsg[0] ? c->errmsg : iw_strerror(r));
+	errf(c->role, "%s", c->errmsg[0] ? c->errmsg : mpa_strerror(r));
 	return IWMPA_EXIT_FAIL;
 }
 

@@ -1568,7 +1568,7 @@ static void wc_describe(const struct iwv_wc *wc, int op, char *buf, size_t len)
 {
 	if (wc->vendor_err)
 		snprintf(buf, len, "%s completed with %s (%s)", wr_kind_str(WR_KIND(wc->wr_id), op),
-			 iwv_wc_status_str(wc->status), iw_strerror(-(int)wc->vendor_err));
+			 iwv_wc_status_str(wc->status), iwv_strerror(-(int)wc->vendor_err));
 	else
 		snprintf(buf, len, "%s completed with %s", wr_kind_str(WR_KIND(wc->wr_id), op),
 			 iwv_wc_status_str(wc->status));
@@ -1660,10 +1660,8 @@ static int ic_event(struct icli *c, struct iwcm_event *ev)
 {
 	const struct opts *o = c->o;
 	struct iqp *q = ev->id ? ev->id->context : NULL;
-	/* the socket's errno says more than the MPA cause for a refused or lost peer */
-	const char *err = ev->status && ev->event != IWCM_EVENT_CONNECT_ERROR
-				  ? strerror(-ev->status)
-			  : ev->iw_err ? iw_strerror(ev->iw_err)
+	/* iw_err is the precise cause (IW_ESYS(errno) when the socket failed) */
+	const char *err = ev->iw_err   ? iwv_strerror(ev->iw_err)
 			  : ev->status ? strerror(-ev->status)
 				       : "no cause given";
 	const void *pd;
@@ -2021,7 +2019,7 @@ static int ic_wc(struct icli *c, struct iqp *q, const struct iwv_wc *wc)
 
 	if (wc->status == IWV_WC_WR_FLUSH_ERR)
 		return fail("QP %d: the connection to the server was lost (%s)", q->idx,
-			    wc->vendor_err ? iw_strerror(-(int)wc->vendor_err) : "flushed");
+			    wc->vendor_err ? iwv_strerror(-(int)wc->vendor_err) : "flushed");
 	if (wc->status != IWV_WC_SUCCESS) {
 		wc_describe(wc, o->op, what, sizeof(what));
 		return fail("QP %d: %s", q->idx, what);
@@ -2763,7 +2761,7 @@ static int is_cm_events(struct isrv *sv)
 			if (s) {
 				if (!s->finished && !s->reported)
 					is_err(s, "connection lost before the test ended: %s",
-					       ev->iw_err   ? iw_strerror(ev->iw_err)
+					       ev->iw_err   ? iwv_strerror(ev->iw_err)
 					       : ev->status ? strerror(-ev->status)
 							    : "the client closed it");
 				s->dead = true;

@@ -330,7 +330,7 @@ static const char *qp_cause(struct conn *c, char *buf, size_t len)
 
 	if (!err)
 		return NULL;
-	snprintf(buf, len, "%s (%s)", iw_strerror(err), iw_errname(err));
+	snprintf(buf, len, "%s (%s)", iwv_strerror(err), iwv_errname(err));
 	return buf;
 }
 
@@ -647,7 +647,7 @@ static void conn_wc(struct conn *c, const struct iwv_wc *wc)
 		}
 		conn_fail(c, "%s completion failed: %s%s%s", wr_name(wc->wr_id),
 			  iwv_wc_status_str(wc->status), wc->vendor_err ? ": " : "",
-			  wc->vendor_err ? iw_strerror(-(int)wc->vendor_err) : "");
+			  wc->vendor_err ? iwv_strerror(-(int)wc->vendor_err) : "");
 		return;
 	}
 	dbg("%s completion", wr_name(wc->wr_id));
@@ -1037,8 +1037,8 @@ static void on_conn_error(struct conn *c, const struct iwcm_event *ev)
 	char detail[160] = "";
 
 	if (ev->iw_err)
-		snprintf(detail, sizeof(detail), "; %s (%s)", iw_strerror(ev->iw_err),
-			 iw_errname(ev->iw_err));
+		snprintf(detail, sizeof(detail), "; %s (%s)", iwv_strerror(ev->iw_err),
+			 iwv_errname(ev->iw_err));
 	/* rping: "cma event %s, error %d" */
 	conn_fail(c, "%s: cma event %s, error %d (%s)%s", c->name, iwcm_event_str(ev->event),
 		  ev->status, strerror(ev->status < 0 ? -ev->status : ev->status), detail);

@@ -212,7 +212,7 @@ static struct ev_int *ev_post(struct iwcm_id_int *id, enum iwcm_event_type type,
 	ch->tail = ev;
 	iwv_efd_signal(ch->efd, true);
 	trace(id, "event %s status %d (%s)", iwcm_event_str(type), status,
-	      iw_err ? iw_errname(iw_err) : "ok");
+	      iw_err ? iwv_errname(iw_err) : "ok");
 	return ev;
 }
 
@@ -367,7 +367,9 @@ void iwcm_sweep(struct iwv_ctx *ctx)
 /*
  * The startup failed.  An active id reports it (REJECTED / UNREACHABLE /
  * CONNECT_ERROR); a passive one the program has seen gets CONNECT_ERROR; one
- * it has not seen simply disappears.
+ * it has not seen simply disappears.  `iw_err` is the cause as the event's
+ * iw_err reports it (IW_ESYS(errno) when the socket failed); `sys_err` the
+ * errno behind the event's status, as librdmacm reports it (0: -EPROTO).
  */
 static void setup_failed(struct iwcm_id_int *id, int iw_err, int sys_err)
 {
@@ -375,7 +377,7 @@ static void setup_failed(struct iwcm_id_int *id, int iw_err, int sys_err)
 	enum iwcm_event_type type = IWCM_EVENT_CONNECT_ERROR;
 	int status = sys_err ? -sys_err : -EPROTO;
 
-	trace(id, "startup failed: %s, errno %d", iw_errname(iw_err), sys_err);
+	trace(id, "startup failed: %s, errno %d", iwv_errname(iw_err), sys_err);
 	conn_end(id, true);
 	switch (was) {
 	case ID_TCP_CONNECTING:
@@ -468,7 +470,7 @@ static void conn_after(struct iwcm_id_int *id)
 		 * then wait (bounded) for the peer's. */
 		id->fin_sent = true;
 		if (st == RDMAP_QP_ERROR)
-			trace(id, "QP failed: %s", iw_errname(rdmap_qp_error(qp->rq)));
+			trace(id, "QP failed: %s", iwv_errname(rdmap_qp_error(qp->rq)));
 		iwv_engine_shutdown_wr(id->ctx->eng, &id->ep);
 		id->t_close = ms_from_now(id->opt.close_timeout_ms);
 		timer_note(id, id->t_close);
@@ -490,17 +492,22 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n)
 	case ID_TCP_CONNECTING:
 	case ID_MPA_REQ:
 	case ID_MPA_WAIT_REQ:
-	case ID_CONNECT_REQUEST:
-		setup_failed(id, id->mpa ? mpa_setup_handle_close(id->mpa) : IW_EMPA_CLOSED,
+	case ID_CONNECT_REQUEST: {
+		int closed = id->mpa ? mpa_setup_handle_close(id->mpa) : IW_EMPA_CLOSED;
+
+		/* a reset's errno says more than MPA's "closed" (or "truncated") */
+		setup_failed(id, n < 0 ? iw_err_sys((int)-n) : closed,
 			     n < 0 ? (int)-n : ECONNRESET);
 		return;
+	}
 	case ID_ACCEPTING:
 		/* accepted, but the peer left before our Reply was out: the program
 		 * gets CONNECT_ERROR (no ESTABLISHED was reported) */
 		if (!id->estab) {
 			if (id->qp)
 				rdmap_qp_llp_closed(id->qp->rq);
-			setup_failed(id, IW_EMPA_CLOSED, n < 0 ? (int)-n : ECONNRESET);
+			setup_failed(id, n < 0 ? iw_err_sys((int)-n) : IW_EMPA_CLOSED,
+				     n < 0 ? (int)-n : ECONNRESET);
 			return;
 		}
 		break;
@@ -753,7 +760,7 @@ static void ep_connected(struct iwv_ep *ep, int err)
 	if (!id->ep_on)
 		return;
 	if (err) {
-		setup_failed(id, IW_EMPA_CLOSED, -err);
+		setup_failed(id, iw_err_sys(-err), -err);
 		return;
 	}
 	{
@@ -1404,7 +1411,7 @@ int iwcm_connect(struct iwcm_id *pub, struct iwcm_conn_param *param)
 		id->ep_on = false;
 		close(fd);
 		id->ep.fd = -1;
-		setup_failed(id, IW_EMPA_CLOSED, e);
+		setup_failed(id, iw_err_sys(e), e);
 		UNLOCK(id->ctx);
 		return 0;
 	}
@@ -1457,7 +1464,7 @@ int iwcm_accept(struct iwcm_id *pub, struct iwcm_conn_param *param)
 	if (r != IW_OK) {
 		/* Reported by the return value alone (as librdmacm does), not also
 		 * by a CONNECT_ERROR event. */
-		trace(id, "accept failed: %s", iw_errname(r));
+		trace(id, "accept failed: %s", iwv_errname(r));
 		child_dropped(id);
 		conn_end(id, true);
 		UNLOCK(id->ctx);

@@ -43,8 +43,20 @@
 /* Errors: the one place where iw_err becomes errno / WC status            */
 /* ---------------------------------------------------------------------- */
 
+const char *iwv_errname(int iw_err)
+{
+	return rdmap_errname(iw_err);
+}
+
+const char *iwv_strerror(int iw_err)
+{
+	return rdmap_strerror(iw_err);
+}
+
 int iwv_errno(int err)
 {
+	if (iw_err_errno(err))
+		return iw_err_errno(err);
 	switch (err) {
 	case IW_OK:
 		return 0;

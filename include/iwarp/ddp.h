@@ -79,6 +79,11 @@ enum ddp_err {
 /* Map an IW_EDDP_* code to its Terminate triple (Layer 1).  IW_EINVAL outside the range. */
 IW_EXPORT int ddp_err_term(int err, struct iw_term_code *t);
 
+/* Name ("IW_EDDP_T_BOUNDS") and short text of a DDP code; any other code is
+ * passed to iw_errname / iw_strerror (common and IW_ESYS codes). */
+IW_EXPORT const char *ddp_errname(int err);
+IW_EXPORT const char *ddp_strerror(int err);
+
 /* ---------------------------------------------------------------------- */
 /* Headers                                                                  */
 /* ---------------------------------------------------------------------- */

@@ -4,22 +4,36 @@
  *
  * Every layer reports failures as a negative `int` from the ranges below
  * (0 = success; positive values are counts, e.g. bytes consumed).  Each
- * layer owns one range and one table that maps its codes to the RDMAP
+ * layer owns one range, declares its codes in its own header and names them
+ * itself (mpa_errname, ddp_errname, rdmap_errname, rpcrdma_errname); each
+ * sans-I/O layer also has one table that maps its codes to the RDMAP
  * Terminate triple (layer, error type, error code) of RFC 5040 §4.8, so a
- * peer-caused error always has a defined reaction on the wire.  The verbs
- * boundary converts these codes to errno / work-completion status in one
- * place.
+ * peer-caused error always has a defined reaction on the wire.
  *
- *   -1   .. -99   common (argument, memory, state, flow)
- *   -100 .. -199  MPA (RFC 5044, RFC 6581)
- *   -200 .. -299  DDP (RFC 5041)
- *   -300 .. -399  RDMAP (RFC 5040)
- *   -400 .. -499  RPC-over-RDMA (RFC 8166)
- *   -500 .. -599  verbs / connection manager / I/O engine
+ *   -1    .. -99    common (argument, memory, state, flow): here
+ *   -100  .. -199   MPA (RFC 5044, RFC 6581): <iwarp/mpa.h>
+ *   -200  .. -299   DDP (RFC 5041): <iwarp/ddp.h>
+ *   -300  .. -399   RDMAP (RFC 5040): <iwarp/rdmap.h>
+ *   -400  .. -499   RPC-over-RDMA (RFC 8166): <iwarp/rpcrdma_wire.h>
+ *   -500  .. -599   verbs / connection manager / I/O engine (none yet)
+ *   -1000 .. -4999  system errors: IW_ESYS(errno), so that an errno value
+ *                   can travel in an iw_err without meeting a layer's code
+ *                   (-ETIMEDOUT would be IW_EMPA_CRC)
+ *
+ * Conversions happen once, at an API edge: a system call's errno becomes
+ * IW_ESYS(errno) where it enters an iw_err path (iw_err_sys()), and the
+ * verbs API turns an iw_err into an errno (iwv.h) where the ibverbs
+ * convention wants one.  Names: each layer's *_errname / *_strerror names
+ * the codes of its own range and passes any other code down, so the
+ * function of the highest layer a program uses names every code it can
+ * see (rdmap_strerror and iwv_strerror: everything in libiwarp;
+ * rpcrdma_strerror: everything).  iw_errname / iw_strerror here know the
+ * common codes and IW_ESYS only.
  */
 #ifndef IWARP_IW_ERR_H
 #define IWARP_IW_ERR_H
 
+#include <errno.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -42,25 +56,30 @@ enum iw_err {
 	IW_ESTATE = -6,	   /* call not valid in the object's current state */
 	IW_ETIMEDOUT = -7, /* a timer expired */
 	IW_ENOTSUP = -8,   /* feature not supported / not compiled in */
-
-	/* MPA (RFC 5044 §8, RFC 6581 §8).  Setup-frame errors first. */
-	IW_EMPA_KEY = -100,	   /* startup frame key is neither Req nor Rep key */
-	IW_EMPA_REV = -101,	   /* revision we cannot work with */
-	IW_EMPA_PDLEN = -102,	   /* PD_Length over 512 or not matching the frame */
-	IW_EMPA_FRAME = -103,	   /* otherwise improperly formatted startup frame */
-	IW_EMPA_UNEXPECTED = -104, /* bytes that may not arrive now (e.g. before the RTR) */
-	IW_EMPA_REJECTED = -105,   /* peer answered with R=1 (not a protocol error) */
-	IW_EMPA_TIMEOUT = -106,	   /* startup did not finish in time */
-	IW_EMPA_TRUNCATED = -107,  /* stream closed in the middle of a frame */
-	/* MPA full-operation errors (FPDU receive). */
-	IW_EMPA_CRC = -110,    /* CRC mismatch (MPA error 2) */
-	IW_EMPA_MARKER = -111, /* Marker FPDUPTR and ULPDU_Length disagree (MPA error 3) */
-	IW_EMPA_LEN = -112,    /* ULPDU_Length beyond what this receiver accepts */
-	IW_EMPA_IRD = -113,    /* insufficient IRD resources (RFC 6581, MPA error 6) */
-	IW_EMPA_RTR = -114,    /* no matching RTR option (RFC 6581, MPA error 7) */
-	IW_EMPA_LOCAL = -115,  /* local catastrophic error (RFC 6581, MPA error 5) */
-	IW_EMPA_CLOSED = -116, /* LLP closed / reset / lost (MPA error 1) */
 };
+
+/* System errors: IW_ESYS(errno) for 0 < errno <= IW_ESYS_ERRNO_MAX;
+ * IW_ESYS_UNKNOWN for anything else that claims to be an errno. */
+#define IW_ESYS_BASE	  1000
+#define IW_ESYS_ERRNO_MAX 3999
+#define IW_ESYS(e)	  (-(IW_ESYS_BASE + (e)))
+#define IW_ESYS_UNKNOWN	  (-IW_ESYS_BASE)
+
+/* The iw_err for an errno value (e > 0); 0 stays 0. */
+static inline int iw_err_sys(int e)
+{
+	if (e == 0)
+		return 0;
+	return e > 0 && e <= IW_ESYS_ERRNO_MAX ? IW_ESYS(e) : IW_ESYS_UNKNOWN;
+}
+
+/* The errno inside an IW_ESYS code (EIO for IW_ESYS_UNKNOWN), else 0. */
+static inline int iw_err_errno(int err)
+{
+	if (err > IW_ESYS_UNKNOWN || err < IW_ESYS(IW_ESYS_ERRNO_MAX))
+		return 0;
+	return err == IW_ESYS_UNKNOWN ? EIO : -err - IW_ESYS_BASE;
+}
 
 /*
  * Terminate message error triple (RFC 5040 §4.8).  Layer: 0 RDMAP, 1 DDP,
@@ -92,10 +111,15 @@ enum iw_term_llp_code {
 	IW_TERM_LLP_RTR = 7,
 };
 
-/* Short English text for any code of this plan ("unknown error" otherwise). */
+/*
+ * Short English text of a common code or an IW_ESYS code (the system's
+ * text), "unknown error" otherwise: a layer's codes are named by that layer
+ * (see the top of this file).
+ */
 IW_EXPORT const char *iw_strerror(int err);
 
-/* Symbolic name of a code, e.g. "IW_EMPA_CRC" (for logs and tests). */
+/* Symbolic name of a common code ("IW_EINVAL") or of an IW_ESYS code (the
+ * errno's name, "ETIMEDOUT"); "IW_E?" otherwise. */
 IW_EXPORT const char *iw_errname(int err);
 
 #ifdef __cplusplus

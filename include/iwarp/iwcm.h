@@ -21,7 +21,8 @@
  *     status -errno (-EHOSTUNREACH, -ENETUNREACH, -ETIMEDOUT);
  *   - any other failure during the MPA exchange (malformed frame, no common
  *     RTR, too few IRD...): IWCM_EVENT_CONNECT_ERROR, status -EPROTO (or the
- *     socket's -errno); iwcm_event.iw_err holds the precise iw_err cause.
+ *     socket's -errno); iwcm_event.iw_err holds the precise cause as an
+ *     iw_err (IW_ESYS(errno) when it was the socket's).
  *
  * Private data is the ULP's: on the wire it follows the RFC 6581 IRD/ORD word
  * with MPA revision 2.  IRD/ORD are conn_param.responder_resources (IRD) and
@@ -145,7 +146,9 @@ struct iwcm_event {
 	union {
 		struct iwcm_conn_param conn; /* CONNECT_REQUEST, ESTABLISHED, REJECTED */
 	} param;
-	int iw_err; /* extension: the iw_err cause of a failure (0 otherwise) */
+	int iw_err; /* extension: the cause of a failure as one iw_err, 0 otherwise:
+		     * the stack's code (IW_EMPA_RTR, ...) or, where the socket
+		     * failed, IW_ESYS(errno); iwv_strerror() names it */
 	/* extension: what MPA negotiated (ESTABLISHED), or what the peer asked
 	 * (CONNECT_REQUEST: its rev, C bit, markers_tx = its M bit, i.e. we would
 	 * send Markers, p2p/rtr/ird/ord from its IRD/ORD word; markers_rx false).

@@ -197,6 +197,13 @@ enum iwv_wc_status {
 	IWV_WC_GENERAL_ERR,
 };
 IW_EXPORT const char *iwv_wc_status_str(enum iwv_wc_status status);
+/*
+ * Name ("IW_EMPA_CRC", "IW_ERDMAP_ACCESS", "ETIMEDOUT") and short text of an
+ * iw_err cause the verbs API reports: -iwv_wc.vendor_err, iwv_qp_attr.qp_err
+ * and iwcm_event.iw_err (every code of the libiwarp layers).
+ */
+IW_EXPORT const char *iwv_errname(int iw_err);
+IW_EXPORT const char *iwv_strerror(int iw_err);
 
 enum iwv_wc_opcode {
 	IWV_WC_SEND,
@@ -222,7 +229,7 @@ struct iwv_wc {
 	enum iwv_wc_status status;
 	enum iwv_wc_opcode
 		opcode;	     /* valid for every status (ibverbs leaves it undefined on error) */
-	uint32_t vendor_err; /* on error: the iw_err cause, negated (see iw_strerror) */
+	uint32_t vendor_err; /* on error: the iw_err cause, negated (see iwv_strerror) */
 	uint32_t byte_len;   /* RECV: octets received; RDMA_READ: octets read */
 	uint32_t invalidated_rkey; /* with IWV_WC_WITH_INV */
 	uint32_t qp_num;

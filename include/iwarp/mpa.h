@@ -16,8 +16,9 @@
  * take the negotiated mpa_params, then init one mpa_tx and one mpa_rx from
  * them and feed the rest of the byte stream to mpa_rx.
  *
- * Return convention: negative values are codes from <iwarp/iw_err.h>;
- * non-negative values are counts (bytes consumed or produced) or IW_OK.
+ * Return convention: negative values are codes of the plan in <iwarp/iw_err.h>
+ * (MPA's own below); non-negative values are counts (bytes consumed or
+ * produced) or IW_OK.
  */
 #ifndef IWARP_MPA_H
 #define IWARP_MPA_H
@@ -33,6 +34,30 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---------------------------------------------------------------------- */
+/* Error codes (the MPA range of <iwarp/iw_err.h>)                          */
+/* ---------------------------------------------------------------------- */
+
+enum mpa_err {
+	/* Startup-frame errors (RFC 5044 §7.1.2, RFC 6581 §8). */
+	IW_EMPA_KEY = -100,	   /* startup frame key is neither Req nor Rep key */
+	IW_EMPA_REV = -101,	   /* revision we cannot work with */
+	IW_EMPA_PDLEN = -102,	   /* PD_Length over 512 or not matching the frame */
+	IW_EMPA_FRAME = -103,	   /* otherwise improperly formatted startup frame */
+	IW_EMPA_UNEXPECTED = -104, /* bytes that may not arrive now (e.g. before the RTR) */
+	IW_EMPA_REJECTED = -105,   /* peer answered with R=1 (not a protocol error) */
+	IW_EMPA_TIMEOUT = -106,	   /* startup did not finish in time */
+	IW_EMPA_TRUNCATED = -107,  /* stream closed in the middle of a frame */
+	/* Full-operation errors (FPDU receive; RFC 5044 §8, RFC 6581 §8). */
+	IW_EMPA_CRC = -110,    /* CRC mismatch (MPA error 2) */
+	IW_EMPA_MARKER = -111, /* Marker FPDUPTR and ULPDU_Length disagree (MPA error 3) */
+	IW_EMPA_LEN = -112,    /* ULPDU_Length beyond what this receiver accepts */
+	IW_EMPA_IRD = -113,    /* insufficient IRD resources (RFC 6581, MPA error 6) */
+	IW_EMPA_RTR = -114,    /* no matching RTR option (RFC 6581, MPA error 7) */
+	IW_EMPA_LOCAL = -115,  /* local catastrophic error (RFC 6581, MPA error 5) */
+	IW_EMPA_CLOSED = -116, /* LLP closed / reset / lost (MPA error 1) */
+};
 
 /* ---------------------------------------------------------------------- */
 /* Wire constants (RFC 5044 §4, §7.1.1; RFC 6581 §9)                       */
@@ -474,6 +499,11 @@ IW_EXPORT const char *mpa_rx_state_name(enum mpa_rx_state st);
  * IW_TERM_NONE.  Returns IW_OK, or IW_EINVAL for a code outside the MPA range.
  */
 IW_EXPORT int mpa_err_term(int err, struct iw_term_code *t);
+
+/* Name ("IW_EMPA_CRC") and short text of an MPA code; any other code is
+ * passed to iw_errname / iw_strerror (common and IW_ESYS codes). */
+IW_EXPORT const char *mpa_errname(int err);
+IW_EXPORT const char *mpa_strerror(int err);
 
 #ifdef __cplusplus
 }

@@ -168,6 +168,14 @@ IW_EXPORT int rdmap_err_term(int err, struct iw_term_code *t);
  */
 IW_EXPORT void iw_err_term(int err, struct iw_term_code *t);
 
+/*
+ * Name ("IW_ERDMAP_ACCESS", "IW_EMPA_CRC", "ETIMEDOUT") and short text of any
+ * code of the libiwarp layers: RDMAP codes here, MPA and DDP codes through
+ * mpa_errname / ddp_errname, common and IW_ESYS codes through iw_errname.
+ */
+IW_EXPORT const char *rdmap_errname(int err);
+IW_EXPORT const char *rdmap_strerror(int err);
+
 #ifdef __cplusplus
 }
 #endif

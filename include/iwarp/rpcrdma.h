@@ -33,8 +33,10 @@
  * extension block after the RFC 8797 private data (rpcrdma_wire.h), which
  * Linux ignores and never sends, so a Linux peer never gets one.
  *
- * Statuses: callbacks get 0 or a negative iw_err code (IW_ERPC_* mostly);
- * functions return 0 / a pointer, or a negative code / NULL with errno.
+ * Statuses: callbacks get 0 or a negative iw_err (IW_ERPC_* mostly; a lower
+ * layer's code, or IW_ESYS(errno) for a system error: one number space, no
+ * collisions, rpcrdma_strerror() names every one); functions return 0 / a
+ * pointer, or a negative iw_err / NULL with errno.
  */
 #ifndef IWARP_RPCRDMA_H
 #define IWARP_RPCRDMA_H
@@ -112,7 +114,7 @@ IW_EXPORT int rpcrdma_ctx_fd(const struct rpcrdma_ctx *ctx);
 IW_EXPORT int rpcrdma_ctx_timeout_ms(const struct rpcrdma_ctx *ctx);
 /* Do all work that is ready, waiting up to timeout_ms (0: do not wait; -1:
  * until something happened).  Returns the number of callbacks run, or a
- * negative code.  EINTR: returns 0. */
+ * negative iw_err (IW_ESYS(errno) if waiting failed).  EINTR: returns 0. */
 IW_EXPORT int rpcrdma_ctx_process(struct rpcrdma_ctx *ctx, int timeout_ms);
 
 /* ---------------------------------------------------------------------- */
@@ -218,14 +220,17 @@ enum {
 };
 
 /* Send a call (msg is copied; its first word is the XID and must be unique
- * among this connection's outstanding calls: EEXIST otherwise).  cb runs
- * exactly once.  *id (may be NULL) names the call for rpcrdma_cancel. */
+ * among this connection's outstanding calls: IW_ESYS(EEXIST) otherwise).
+ * Returns 0 or a negative iw_err (IW_EINVAL, IW_ENOMEM, IW_ERPC_TOOBIG,
+ * IW_ERPC_SHUTDOWN, IW_ESYS(EEXIST)); cb runs exactly once when 0 was
+ * returned.  *id (may be NULL) names the call for rpcrdma_cancel. */
 IW_EXPORT int rpcrdma_call(struct rpcrdma_conn *conn, const void *msg, size_t len,
 			   const struct rpcrdma_call_opts *opts, rpcrdma_reply_fn cb, void *arg,
 			   uint64_t *id);
 /* Abandon a call: cb runs now with IW_ERPC_CANCELLED.  The credit and the
  * memory stay with the transport until the responder's reply arrives (then
- * dropped), so the connection is unaffected.  ENOENT if not outstanding. */
+ * dropped), so the connection is unaffected.  IW_ESYS(ENOENT) if not
+ * outstanding. */
 IW_EXPORT int rpcrdma_cancel(struct rpcrdma_conn *conn, uint64_t id);
 /* Calls on the accepting side of a connection are backchannel calls. */
 

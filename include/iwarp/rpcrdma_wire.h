@@ -65,7 +65,7 @@ enum rpcrdma_errcode {
 	ERR_CHUNK = 2,
 };
 
-/* RPC-over-RDMA errors (range -400 .. -499 of iw_err.h); iw_strerror knows them. */
+/* RPC-over-RDMA errors (range -400 .. -499 of iw_err.h); rpcrdma_strerror names them. */
 enum rpcrdma_err {
 	IW_ERPC_SHORT = -400,	    /* under 28 octets: discard silently (xid untrustworthy) */
 	IW_ERPC_VERS = -401,	    /* rdma_vers != 1: answer ERR_VERS (xid, vers are filled) */
@@ -89,6 +89,15 @@ enum rpcrdma_err {
 	IW_ERPC_SHUTDOWN = -426,  /* transport closed with the call outstanding */
 	IW_ERPC_RDMA = -427,	  /* an RDMA Read/Write of a chunk failed */
 };
+
+/*
+ * Name ("IW_ERPC_CONN", "IW_EMPA_CRC", "ECONNREFUSED") and short text of any
+ * code the RPC-over-RDMA layers report: IW_ERPC_* here, everything else
+ * through rdmap_errname / rdmap_strerror (the libiwarp layers, common and
+ * IW_ESYS codes).  0 is "IW_OK" / "success".
+ */
+IW_EXPORT const char *rpcrdma_errname(int err);
+IW_EXPORT const char *rpcrdma_strerror(int err);
 
 struct rpcrdma_segment {
 	uint32_t handle; /* STag */

@@ -46,14 +46,10 @@
 static void xconn_rc_fire(struct xtimer *t);
 static void xsend_release(struct xsend *s);
 
-/* A status for a log line: an iw_err name, or an errno text for -errno. */
+/* A status (an iw_err) for a log line. */
 static const char *xstatus(int status)
 {
-	if (status == 0)
-		return "ok";
-	if (status > -400 && status < -64)
-		return strerror(-status);
-	return iw_errname(status);
+	return status ? rpcrdma_errname(status) : "ok";
 }
 
 bool xconn_ready(const struct rpcrdma_conn *c)
@@ -270,12 +266,12 @@ static void xconn_attempt(struct rpcrdma_conn *c)
 	c->state = XC_CONNECTING;
 	if (iwcm_create_id(ctx->ch, &c->id, c, IWCM_PS_TCP)) {
 		c->id = NULL;
-		xconn_fail_later(c, -errno);
+		xconn_fail_later(c, iw_err_sys(errno));
 		return;
 	}
 	iwcm_set_options(c->id, &o);
 	if (iwcm_resolve_addr(c->id, NULL, (struct sockaddr *)&c->peer, (int)o.timeout_ms)) {
-		xconn_fail_later(c, -errno);
+		xconn_fail_later(c, iw_err_sys(errno));
 		return;
 	}
 	xconn_log(c, "connecting");
@@ -327,7 +323,7 @@ static void xconn_route_resolved(struct rpcrdma_conn *c)
 	p.private_data = c->pdata;
 	p.private_data_len = c->pdata_len;
 	if (iwcm_connect(c->id, &p))
-		xconn_lost(c, -errno);
+		xconn_lost(c, iw_err_sys(errno));
 }
 
 static void xconn_established(struct rpcrdma_conn *c, const void *pd, size_t pdlen)
@@ -532,7 +528,7 @@ void rpcrdma_close(struct rpcrdma_conn *c)
 
 struct xcm_ev {
 	enum iwcm_event_type type;
-	int status;
+	int status; /* an iw_err: the CM's iw_err, else its -errno status as IW_ESYS */
 	struct iwcm_id *id, *listen_id;
 	size_t pdlen;
 	uint8_t pd[64];
@@ -545,7 +541,7 @@ void xconn_handle_cm(struct rpcrdma_ctx *ctx, struct iwcm_event *ev)
 
 	memset(&e, 0, sizeof(e));
 	e.type = ev->event;
-	e.status = ev->status;
+	e.status = ev->iw_err ? ev->iw_err : iw_err_sys(-ev->status);
 	e.id = ev->id;
 	e.listen_id = ev->listen_id;
 	if (e.type == IWCM_EVENT_CONNECT_REQUEST || e.type == IWCM_EVENT_ESTABLISHED) {
@@ -583,7 +579,7 @@ void xconn_handle_cm(struct rpcrdma_ctx *ctx, struct iwcm_event *ev)
 	switch (e.type) {
 	case IWCM_EVENT_ADDR_RESOLVED:
 		if (iwcm_resolve_route(c->id, 2000))
-			xconn_lost(c, -errno);
+			xconn_lost(c, iw_err_sys(errno));
 		break;
 	case IWCM_EVENT_ROUTE_RESOLVED:
 		xconn_route_resolved(c);
@@ -638,8 +634,10 @@ static void xconn_recv(struct rpcrdma_conn *c, struct xrecv *r, const struct iwv
 		if (c->client || rc == IW_ERPC_SHORT) {
 			/* RFC 8166 §4.5: a requester discards replies with header errors */
 			c->st.discarded++;
-			xconn_log(c, "discarded a message of %u octets: %s", len, iw_errname(rc));
-			xconn_log(c, "discarded a message of %u octets: %s", len, iw_errname(rc));
+			xconn_log(c, "discarded a message of %u octets: %s", len,
+				  rpcrdma_errname(rc));
+			xconn_log(c, "discarded a message of %u octets: %s", len,
+				  rpcrdma_errname(rc));
 			return;
 		}
 		switch (rpcrdma_err_action(rc)) {

@@ -378,7 +378,7 @@ int rpcrdma_ctx_process(struct rpcrdma_ctx *ctx, int timeout_ms)
 	}
 	n = epoll_wait(ctx->epfd, evs, 4, timeout_ms);
 	if (n < 0 && errno != EINTR)
-		return -errno;
+		return iw_err_sys(errno);
 	xdrain_channels(ctx);
 	for (int round = 0;; round++) {
 		for (struct xlist *l = ctx->conns.next; l != &ctx->conns; l = l->next)

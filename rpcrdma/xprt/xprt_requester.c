@@ -475,7 +475,7 @@ int rpcrdma_call(struct rpcrdma_conn *c, const void *msg, size_t len,
 
 		if (o->orig_xid == xid || o->xid == xid) {
 			errno = EEXIST;
-			return -EEXIST;
+			return iw_err_sys(EEXIST);
 		}
 	}
 	call = calloc(1, sizeof(*call));
@@ -533,7 +533,7 @@ int rpcrdma_cancel(struct rpcrdma_conn *c, uint64_t id)
 		return 0;
 	}
 	errno = ENOENT;
-	return -ENOENT;
+	return iw_err_sys(ENOENT);
 }
 
 static void xcall_timeout(struct xtimer *t)

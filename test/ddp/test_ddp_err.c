@@ -4,6 +4,7 @@
  * (RFC 5041 §7.2, RFC 5040 §4.8); anything else is IW_EINVAL.
  */
 #include <iwarp/ddp.h>
+#include <iwarp/mpa.h>
 
 #include "iw_bytes.h"
 #include "th.h"
@@ -38,9 +39,9 @@ START_TEST(err_every_ddp_code_has_its_terminate_triple)
 		const struct expect *e = &ddp_codes[i];
 		struct iw_term_code t = {0xAA, 0xAA, 0xAA};
 
-		ck_assert_msg(ddp_err_term(e->err, &t) == IW_OK, "%s", iw_errname(e->err));
+		ck_assert_msg(ddp_err_term(e->err, &t) == IW_OK, "%s", ddp_errname(e->err));
 		ck_assert_msg(t.layer == e->layer && t.etype == e->etype && t.ecode == e->ecode,
-			      "%s -> %u/%u/%u", iw_errname(e->err), t.layer, t.etype, t.ecode);
+			      "%s -> %u/%u/%u", ddp_errname(e->err), t.layer, t.etype, t.ecode);
 	}
 }
 END_TEST
@@ -48,8 +49,8 @@ END_TEST
 START_TEST(err_every_ddp_code_has_a_name_and_text)
 {
 	for (size_t i = 0; i < IW_ARRAY_SIZE(ddp_codes); i++) {
-		ck_assert_str_ne(iw_strerror(ddp_codes[i].err), "unknown error");
-		ck_assert_ptr_nonnull(iw_errname(ddp_codes[i].err));
+		ck_assert_str_ne(ddp_strerror(ddp_codes[i].err), "unknown error");
+		ck_assert_ptr_nonnull(ddp_errname(ddp_codes[i].err));
 	}
 }
 END_TEST

@@ -300,7 +300,7 @@ static inline void vh_expect(struct vh_world *w, const struct iwcm_id *id,
 		      (const void *)id, vh_evname(type), vh_deadline_ms);
 	ck_assert_msg(v.event == type, "id %p: expected %s, got %s (status %d, iw_err %s)",
 		      (const void *)id, vh_evname(type), vh_evname(v.event), v.status,
-		      iw_errname(v.iw_err));
+		      iwv_errname(v.iw_err));
 	if (out)
 		*out = v;
 }
@@ -367,7 +367,7 @@ static inline void vh_wc_is(const struct iwv_wc *wc, uint64_t wr_id, enum iwv_wc
 	ck_assert_msg(wc->wr_id == wr_id && wc->status == st,
 		      "completion wr_id %llu status %s (vendor_err %s), expected wr_id %llu %s",
 		      (unsigned long long)wc->wr_id, iwv_wc_status_str(wc->status),
-		      iw_errname(-(int)wc->vendor_err), (unsigned long long)wr_id,
+		      iwv_errname(-(int)wc->vendor_err), (unsigned long long)wr_id,
 		      iwv_wc_status_str(st));
 	ck_assert_msg(wc->opcode == op, "wr_id %llu: opcode %d, expected %d",
 		      (unsigned long long)wr_id, (int)wc->opcode, (int)op);

@@ -31,9 +31,9 @@ START_TEST(err_every_mpa_code_has_its_terminate_triple)
 		const struct expect *e = &mpa_codes[i];
 		struct iw_term_code t = {0xAA, 0xAA, 0xAA};
 
-		ck_assert_msg(mpa_err_term(e->err, &t) == IW_OK, "%s", iw_errname(e->err));
+		ck_assert_msg(mpa_err_term(e->err, &t) == IW_OK, "%s", mpa_errname(e->err));
 		ck_assert_msg(t.layer == e->layer && t.etype == e->etype && t.ecode == e->ecode,
-			      "%s -> %u/%u/%u", iw_errname(e->err), t.layer, t.etype, t.ecode);
+			      "%s -> %u/%u/%u", mpa_errname(e->err), t.layer, t.etype, t.ecode);
 	}
 }
 END_TEST

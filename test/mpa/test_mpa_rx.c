@@ -184,7 +184,7 @@ START_TEST(rx_every_corrupted_octet_is_a_crc_error)
 				/* a corrupted length needs more octets before the CRC is due */
 				ret = feed_until_error(&rx, bad, vec.wire_len, 70000);
 				ck_assert_msg(ret == IW_EMPA_CRC, "%s octet %zu: %s", v->name, i,
-					      iw_errname(ret));
+					      mpa_errname(ret));
 				ck_assert_uint_eq(rec.ndone, 0);
 				ck_assert_int_eq(rx.state, MPA_RX_DEAD);
 			}

@@ -1124,7 +1124,7 @@ static void expected_term(struct ctx *c, struct rdmap_term *exp)
 	iw_err_term(r->err, &mapped);
 	R_ASSERT(mapped.layer == r->code.layer && mapped.etype == r->code.etype &&
 			 mapped.ecode == r->code.ecode,
-		 "%s: table triple disagrees with iw_err_term(%s)", r->name, iw_errname(r->err));
+		 "%s: table triple disagrees with iw_err_term(%s)", r->name, rdmap_errname(r->err));
 	ck_assert(c->have_errant);
 	rdmap_term_fill(exp, &r->code, c->errhdr_ok ? c->errhdr : NULL, c->errhdr_len,
 			c->errseg_len, r->rreq ? c->errrreq : NULL);
@@ -1234,7 +1234,7 @@ START_TEST(each_bad_input_gets_its_exact_terminate_and_every_wr_completes)
 	case M_TERM:
 		R_ASSERT(ret < 0, "%s: read_stream accepted the input (%zd)", r->name, ret);
 		R_ASSERT(rdmap_qp_error(c->qp) == r->err, "%s: error %s, expected %s", r->name,
-			 iw_errname(rdmap_qp_error(c->qp)), iw_errname(r->err));
+			 rdmap_errname(rdmap_qp_error(c->qp)), rdmap_errname(r->err));
 		R_ASSERT(rdmap_qp_state(c->qp) == RDMAP_QP_TERMINATE ||
 				 rdmap_qp_state(c->qp) == RDMAP_QP_ERROR,
 			 "%s: state %s after the error", r->name,

@@ -50,9 +50,9 @@ START_TEST(err_every_rdmap_code_has_its_terminate_triple)
 		const struct expect *e = &rdmap_codes[i];
 		struct iw_term_code t = {0xAA, 0xAA, 0xAA};
 
-		ck_assert_msg(rdmap_err_term(e->err, &t) == IW_OK, "%s", iw_errname(e->err));
+		ck_assert_msg(rdmap_err_term(e->err, &t) == IW_OK, "%s", rdmap_errname(e->err));
 		ck_assert_msg(t.layer == e->layer && t.etype == e->etype && t.ecode == e->ecode,
-			      "%s -> %u/%u/%u", iw_errname(e->err), t.layer, t.etype, t.ecode);
+			      "%s -> %u/%u/%u", rdmap_errname(e->err), t.layer, t.etype, t.ecode);
 		/* A NULL output is allowed: the caller may only ask whether a code is mapped. */
 		ck_assert_int_eq(rdmap_err_term(e->err, NULL), IW_OK);
 	}
@@ -79,9 +79,9 @@ END_TEST
 
 START_TEST(err_every_named_rdmap_code_is_mapped)
 {
-	/* Any code iw_errname() knows in the RDMAP range must have a triple. */
+	/* Any code rdmap_errname() knows in the RDMAP range must have a triple. */
 	for (int err = -300; err >= -399; err--) {
-		const char *name = iw_errname(err);
+		const char *name = rdmap_errname(err);
 
 		if (strncmp(name, "IW_ERDMAP_", 10) == 0)
 			ck_assert_msg(listed(err) && rdmap_err_term(err, NULL) == IW_OK, "%s",
@@ -118,7 +118,7 @@ START_TEST(err_iw_err_term_dispatches_by_range)
 		iw_err_term(err, &t);
 		ck_assert_msg(t.layer == want.layer && t.etype == want.etype &&
 				      t.ecode == want.ecode,
-			      "%s", iw_errname(err));
+			      "%s", rdmap_errname(err));
 	}
 }
 END_TEST

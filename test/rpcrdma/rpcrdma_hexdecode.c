@@ -102,7 +102,7 @@ static void print_rpc(const uint8_t *p, size_t len)
 	printf(", \"rpc\": {\"status\": \"%s\", \"xid\": %u, \"msg_type\": %u, \"prog\": %u, "
 	       "\"vers\": %u, \"proc\": %u, \"reply_stat\": %u, \"accept_stat\": %u, "
 	       "\"body_off\": %u}",
-	       r ? iw_errname(r) : "ok", ri.xid, ri.msg_type, ri.prog, ri.vers, ri.proc,
+	       r ? rpcrdma_errname(r) : "ok", ri.xid, ri.msg_type, ri.prog, ri.vers, ri.proc,
 	       ri.reply_stat, ri.accept_stat, ri.body_off);
 }
 
@@ -121,7 +121,7 @@ int main(void)
 			continue;
 		}
 		r = rpcrdma_hdr_decode(buf, (size_t)n, &h);
-		printf("{\"status\": \"%s\"", r >= 0 ? "ok" : iw_errname(r));
+		printf("{\"status\": \"%s\"", r >= 0 ? "ok" : rpcrdma_errname(r));
 		print_hdr(&h);
 		if (r >= 0 && h.proc == RDMA_MSG)
 			print_rpc(buf + h.hdr_len, (size_t)n - h.hdr_len);

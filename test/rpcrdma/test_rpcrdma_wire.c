@@ -150,7 +150,7 @@ START_TEST(every_vector_decodes_to_its_expected_fields)
 		int r = decode_exact(buf, n, &h);
 
 		ck_assert_msg(r == (int)v->hdr_len, "%s: decode %d (%s)", v->name, r,
-			      iw_errname(r));
+			      rpcrdma_errname(r));
 		ck_assert_uint_eq(h.hdr_len, v->hdr_len);
 		ck_assert_uint_eq(h.xid, v->xid);
 		ck_assert_uint_eq(h.vers, v->vers);
@@ -499,7 +499,7 @@ START_TEST(decode_truncated_at_every_length_is_short_or_an_xdr_error)
 			int want = want_truncated(v, len);
 
 			ck_assert_msg(r == want, "%s at %zu: %s, want %s", v->name, len,
-				      iw_errname(r), iw_errname(want));
+				      rpcrdma_errname(r), rpcrdma_errname(want));
 			ck_assert_uint_eq(h.hdr_len, 0);
 			ck_assert_uint_eq(h.nsegs, 0);
 			if (len >= 16) {
@@ -991,20 +991,20 @@ START_TEST(err_action_maps_every_decode_error_as_rfc8166_section_4_5)
 
 	for (size_t i = 0; i < IW_ARRAY_SIZE(map); i++)
 		ck_assert_msg(rpcrdma_err_action(map[i].err) == map[i].act, "%s",
-			      iw_errname(map[i].err));
+			      rpcrdma_errname(map[i].err));
 }
 END_TEST
 
 START_TEST(every_erpc_code_has_a_name_and_a_text)
 {
 	for (int e = IW_ERPC_SHORT; e >= IW_ERPC_PDATA; e--) {
-		ck_assert_str_ne(iw_errname(e), "IW_E?");
-		ck_assert_str_ne(iw_strerror(e), "unknown error");
+		ck_assert_str_ne(rpcrdma_errname(e), "IW_E?");
+		ck_assert_str_ne(rpcrdma_strerror(e), "unknown error");
 	}
 	for (int e = IW_ERPC_REMOTE_VERS; e >= IW_ERPC_RDMA; e--)
-		ck_assert_str_ne(iw_errname(e), "IW_E?");
-	ck_assert_str_eq(iw_errname(IW_ERPC_NOMSG_EMPTY), "IW_ERPC_NOMSG_EMPTY");
-	ck_assert_str_eq(iw_errname(IW_ERPC_RDMA), "IW_ERPC_RDMA");
+		ck_assert_str_ne(rpcrdma_errname(e), "IW_E?");
+	ck_assert_str_eq(rpcrdma_errname(IW_ERPC_NOMSG_EMPTY), "IW_ERPC_NOMSG_EMPTY");
+	ck_assert_str_eq(rpcrdma_errname(IW_ERPC_RDMA), "IW_ERPC_RDMA");
 }
 END_TEST
 

@@ -654,6 +654,7 @@ START_TEST(reject_gives_the_client_rejected_econnrefused_with_the_private_data)
 	ck_assert_int_eq(iwcm_reject(p.s.id, len ? why : NULL, len), 0);
 	vh_expect(&p.w, p.c.id, IWCM_EVENT_REJECTED, &ev);
 	ck_assert_int_eq(ev.status, -ECONNREFUSED);
+	ck_assert_int_eq(ev.iw_err, IW_EMPA_REJECTED);
 	ck_assert_uint_eq(ev.pd_len, len);
 	vh_same(ev.pd, why, len, "reject private data");
 	p.c.disconnected = true;
@@ -674,6 +675,9 @@ START_TEST(connect_to_a_closed_port_gives_rejected_econnrefused)
 	vh_pair_connect(&p);
 	vh_expect(&p.w, p.c.id, IWCM_EVENT_REJECTED, &ev);
 	ck_assert_int_eq(ev.status, -ECONNREFUSED);
+	/* the socket's errno, in its own place of the iw_err space */
+	ck_assert_int_eq(ev.iw_err, iw_err_sys(ECONNREFUSED));
+	ck_assert_str_eq(iwv_errname(ev.iw_err), "ECONNREFUSED");
 	ck_assert_uint_eq(ev.pd_len, 0);
 	vh_expect_no_event(&p.w, p.listen);
 	p.c.disconnected = true;
@@ -853,7 +857,7 @@ START_TEST(no_common_rtr_form_gives_the_client_connect_error_eproto_with_iw_err_
 	vh_pair_accept(&p);
 	vh_expect(&p.w, p.c.id, IWCM_EVENT_CONNECT_ERROR, &ev);
 	ck_assert_int_eq(ev.status, -EPROTO);
-	ck_assert_msg(ev.iw_err == IW_EMPA_RTR, "iw_err %s", iw_errname(ev.iw_err));
+	ck_assert_msg(ev.iw_err == IW_EMPA_RTR, "iw_err %s", iwv_errname(ev.iw_err));
 	/* The server learns the connection is gone; ESTABLISHED may come first. */
 	end = vh_deadline();
 	for (;;) {
@@ -978,7 +982,7 @@ START_TEST(disconnect_gives_both_sides_disconnected_and_flushes_posted_receives)
 	ck_assert_int_eq(iwv_query_qp(first->qp, &qa, IWV_QP_STATE, &ia), 0);
 	ck_assert_int_eq(qa.qp_state, IWV_QPS_ERR);
 	/* The close the application asked for is not a failure. */
-	ck_assert_msg(qa.qp_err == 0, "qp_err %s", iw_errname(qa.qp_err));
+	ck_assert_msg(qa.qp_err == 0, "qp_err %s", iwv_errname(qa.qp_err));
 	vh_pair_down(&p);
 }
 END_TEST

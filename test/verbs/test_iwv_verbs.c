@@ -1535,7 +1535,7 @@ static void expect_remote_access_error(struct vh_pair *p, int n)
 				      "wr_id %llu: %s (vendor_err %s)",
 				      (unsigned long long)wc[i].wr_id,
 				      iwv_wc_status_str(wc[i].status),
-				      iw_errname(-(int)wc[i].vendor_err));
+				      iwv_errname(-(int)wc[i].vendor_err));
 		}
 	}
 	ck_assert_msg(seen, "no IWV_WC_REM_ACCESS_ERR among %d completions (last: %s)", n,

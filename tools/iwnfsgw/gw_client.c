@@ -15,7 +15,7 @@
  * each reply becomes one record back, XID unchanged.  Pairing one TCP
  * connection with one RPC-over-RDMA connection keeps XIDs unique per
  * transport connection without rewriting them.  A client retransmitting a
- * call whose XID is still outstanding (rpcrdma_call says EEXIST) needs no
+ * call whose XID is still outstanding (rpcrdma_call says IW_ESYS(EEXIST)) needs no
  * second copy: the reply to the first answers both.
  *
  * Flow control.  The transport holds calls beyond the credit grant in order
@@ -236,7 +236,7 @@ static void on_reply(void *arg, int status, const uint8_t *reply, size_t len)
 	} else {
 		if (status != IW_ERPC_SHUTDOWN || cc->bev)
 			gw_log(cc->gw, "conn %u: call xid %#x (%zu octets) failed: %s%s", cc->id,
-			       t->xid, t->len, gw_status_str(status),
+			       t->xid, t->len, rpcrdma_errname(status),
 			       cc->bev ? "; answered SYSTEM_ERR" : "");
 		answer_system_err(cc, t->xid);
 	}
@@ -267,11 +267,10 @@ static int local_call(struct cconn *cc, uint8_t *rec, size_t len)
 	t->len = len;
 	memset(&opts, 0, sizeof(opts));
 	opts.timeout_ms = cc->gw->o.call_timeout;
-	errno = 0;
 	rc = rpcrdma_call(cc->rc, rec, len, &opts, on_reply, t, NULL);
 	if (rc) {
 		free(t);
-		if (rc == -EEXIST || errno == EEXIST) {
+		if (rc == iw_err_sys(EEXIST)) {
 			/* a retransmission: the outstanding call's reply answers it */
 			gw_debug(cc->gw,
 				 "conn %u: xid %#x already outstanding: retransmission "
@@ -280,7 +279,7 @@ static int local_call(struct cconn *cc, uint8_t *rec, size_t len)
 			return 0;
 		}
 		gw_log(cc->gw, "conn %u: call xid %#x not sent: %s; answered SYSTEM_ERR", cc->id,
-		       xid, rc < -1 ? gw_status_str(rc) : strerror(errno));
+		       xid, rpcrdma_errname(rc));
 		answer_system_err(cc, xid);
 		return 0;
 	}
@@ -316,7 +315,7 @@ static int local_bc_reply(struct cconn *cc, uint8_t *rec, size_t len)
 	if (rc) {
 		cc->c.errors++;
 		gw_log(cc->gw, "conn %u: backchannel reply xid %#x not sent: %s", cc->id, xid,
-		       gw_status_str(rc));
+		       rpcrdma_errname(rc));
 	}
 	free(b);
 	gw_kick(cc->gw);
@@ -431,14 +430,14 @@ static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event 
 		if (!cc->bev)
 			break; /* we closed it: CLOSED follows */
 		gw_log(cc->gw, "conn %u: RPC-over-RDMA to %s lost (%s); reconnecting", cc->id,
-		       cc->gw->o.peer.text, status ? gw_status_str(status) : "disconnected");
+		       cc->gw->o.peer.text, status ? rpcrdma_errname(status) : "disconnected");
 		break;
 	case RPCRDMA_CONN_CLOSED:
 		cc->rdma_up = false;
 		if (cc->bev)
 			gw_log(cc->gw, "conn %u: RPC-over-RDMA to %s closed%s%s; closing client %s",
 			       cc->id, cc->gw->o.peer.text, status ? ": " : "",
-			       status ? gw_status_str(status) : "", cc->peer);
+			       status ? rpcrdma_errname(status) : "", cc->peer);
 		cconn_report(cc, &r);
 		gw_conn_retire(cc->gw, &r);
 		cc->retired = true;

@@ -129,7 +129,6 @@ void gw_conn_retire(struct gw *gw, const struct gw_conn_report *r);
 void gw_report_print(struct gw *gw, const struct gw_conn_report *r, const char *what);
 void gw_rdma_config(const struct gw *gw, struct rpcrdma_config *cfg);
 const char *gw_addr_str(const struct sockaddr *sa, char *buf, size_t len);
-const char *gw_status_str(int status);
 
 /* gw_server.c / gw_client.c: 0 or -1 (message logged). */
 int gw_server_start(struct gw *gw);

@@ -143,7 +143,7 @@ static void pend_system_err(struct sconn *s, struct pend *p, const char *why)
 	rc = rpcrdma_reply(p->req, err, sizeof(err));
 	s->c.errors++;
 	gw_debug(s->gw, "conn %u: xid %#x answered SYSTEM_ERR (%s)%s%s", s->id, p->xid, why,
-		 rc ? ": " : "", rc ? gw_status_str(rc) : "");
+		 rc ? ": " : "", rc ? rpcrdma_errname(rc) : "");
 	pend_free(s, p);
 	gw_kick(s->gw);
 }
@@ -264,7 +264,7 @@ static void backend_call(struct sconn *s, uint8_t *rec, size_t len)
 	if (rc) {
 		s->c.dropped++;
 		gw_log(s->gw, "conn %u: backchannel call xid %#x not sent: %s", s->id,
-		       gw_rpc_xid(rec), gw_status_str(rc));
+		       gw_rpc_xid(rec), rpcrdma_errname(rc));
 		return;
 	}
 	s->bc_out++;
@@ -285,7 +285,7 @@ static void bc_reply(void *arg, int status, const uint8_t *reply, size_t len)
 	} else {
 		s->c.dropped++;
 		gw_debug(s->gw, "conn %u: backchannel reply lost: %s", s->id,
-			 status ? gw_status_str(status) : "no backend");
+			 status ? rpcrdma_errname(status) : "no backend");
 	}
 	if (s->gone && !s->rc && s->bc_out == 0)
 		sconn_free(s);
@@ -330,7 +330,7 @@ static int backend_record(void *arg, uint8_t *rec, size_t len)
 	if (rc) {
 		s->c.errors++;
 		gw_log(s->gw, "conn %u: reply xid %#x (%zu octets) not delivered: %s", s->id, xid,
-		       len, gw_status_str(rc));
+		       len, rpcrdma_errname(rc));
 	} else {
 		s->c.replies++;
 		s->c.bytes_replies += len;
@@ -539,7 +539,7 @@ static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event 
 		if (!s)
 			return;
 		gw_log(gw, "conn %u: %s lost (%s); closing its backend connection", s->id, s->peer,
-		       status ? gw_status_str(status) : "disconnected");
+		       status ? rpcrdma_errname(status) : "disconnected");
 		sconn_gone(s);
 		break;
 	case RPCRDMA_CONN_CLOSED:
@@ -547,7 +547,7 @@ static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event 
 			return;
 		if (!s->gone)
 			gw_log(gw, "conn %u: %s closed%s%s", s->id, s->peer, status ? ": " : "",
-			       status ? gw_status_str(status) : "");
+			       status ? rpcrdma_errname(status) : "");
 		sconn_gone(s);
 		sconn_report(s, &r);
 		gw_conn_retire(gw, &r);

@@ -136,17 +136,6 @@ const char *gw_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 	return buf;
 }
 
-const char *gw_status_str(int status)
-{
-	static char buf[64];
-	const char *n = iw_errname(status);
-
-	if (n && *n)
-		return n;
-	snprintf(buf, sizeof(buf), "error %d", status);
-	return buf;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The event loop around the rpcrdma ctx                                   */
 /* ---------------------------------------------------------------------- */
@@ -159,7 +148,7 @@ static void process_round(struct gw *gw)
 	for (i = 0; i < 8; i++) {
 		n = rpcrdma_ctx_process(gw->ctx, 0);
 		if (n < 0) {
-			gw_debug(gw, "rpcrdma_ctx_process: %s", gw_status_str(n));
+			gw_debug(gw, "rpcrdma_ctx_process: %s", rpcrdma_errname(n));
 			break;
 		}
 		if (n == 0)
