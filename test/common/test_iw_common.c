@@ -2,7 +2,7 @@
 /*
  * test_iw_common.c - the shared helpers of common/: byte-order get/put, the
  * bounded cursor with its sticky error, iovec walking, the common error codes
- * (with IW_ESYS) and the allocator hook.
+ * (with IW_ESYS), the timer heap and the allocator hook.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "iw_bytes.h"
 #include "iw_cursor.h"
 #include "iw_iov.h"
+#include "iw_timer.h"
 #include "th.h"
 
 /* ---------------------------------------------------------------------- */
@@ -459,6 +460,163 @@ START_TEST(err_unknown_codes_say_so)
 END_TEST
 
 /* ---------------------------------------------------------------------- */
+/* iw_timer                                                                */
+/* ---------------------------------------------------------------------- */
+
+#define TT_N 64
+
+/* A timer under test and what a reference model says of it. */
+struct tt {
+	struct iw_timer t;
+	int idx;
+	bool armed;	   /* model */
+	uint64_t due, seq; /* model */
+};
+
+static struct tt tts[TT_N];
+static struct iw_timers tts_set;
+static int tt_fired[4 * TT_N * 64];
+static int tt_nfired;
+static uint64_t tt_seq;
+
+static void tt_fire(struct iw_timer *t, uint64_t now)
+{
+	struct tt *x = (struct tt *)(void *)t;
+
+	ck_assert(!iw_timer_armed(t));
+	ck_assert_uint_le(x->due, now);
+	tt_fired[tt_nfired++] = x->idx;
+}
+
+static void tt_arm(int i, uint64_t due)
+{
+	iw_timer_arm(&tts_set, &tts[i].t, due);
+	tts[i].armed = true;
+	tts[i].due = due;
+	tts[i].seq = tt_seq++;
+}
+
+/* The model's earliest armed timer (ties: armed first), -1 for none. */
+static int tt_model_first(void)
+{
+	int best = -1;
+
+	for (int i = 0; i < TT_N; i++) {
+		if (!tts[i].armed)
+			continue;
+		if (best < 0 || tts[i].due < tts[best].due ||
+		    (tts[i].due == tts[best].due && tts[i].seq < tts[best].seq))
+			best = i;
+	}
+	return best;
+}
+
+static void tt_setup(void)
+{
+	iw_timers_init(&tts_set);
+	memset(tts, 0, sizeof(tts));
+	for (int i = 0; i < TT_N; i++) {
+		iw_timer_init(&tts[i].t, tt_fire);
+		tts[i].idx = i;
+	}
+	tt_nfired = 0;
+	tt_seq = 0;
+}
+
+START_TEST(timer_fires_in_due_order_and_ties_in_arming_order)
+{
+	static const uint64_t due[] = {50, 10, 30, 10, 70, 30, 5};
+	static const int want[] = {6, 1, 3, 2, 5, 0};
+
+	tt_setup();
+	ck_assert_uint_eq(iw_timers_next(&tts_set), IW_TIMER_NONE);
+	for (int i = 0; i < 7; i++)
+		tt_arm(i, due[i]);
+	ck_assert_uint_eq(iw_timers_next(&tts_set), 5);
+	ck_assert_uint_eq(iw_timers_run(&tts_set, 4), 0);
+	ck_assert_uint_eq(iw_timers_run(&tts_set, 69), 6);
+	ck_assert_int_eq(tt_nfired, 6);
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(tt_fired[i], want[i]);
+	ck_assert_uint_eq(iw_timers_next(&tts_set), 70);
+	ck_assert_uint_eq(tts_set.count, 1);
+	iw_timer_cancel(&tts_set, &tts[4].t);
+	iw_timer_cancel(&tts_set, &tts[4].t); /* twice is harmless */
+	ck_assert_uint_eq(iw_timers_next(&tts_set), IW_TIMER_NONE);
+	ck_assert_uint_eq(iw_timers_run(&tts_set, UINT64_MAX), 0);
+}
+END_TEST
+
+/* Arm, re-arm and cancel at random; every run must fire exactly what the
+ * model says is due, in the model's order, and next() must agree. */
+START_TEST(timer_random_operations_match_a_reference_model)
+{
+	struct th_rng rng;
+	uint64_t now = 0;
+
+	th_rng_init(&rng, th_seed_from_env());
+	tt_setup();
+	for (int round = 0; round < 20000; round++) {
+		int i = (int)th_rng_range(&rng, 0, TT_N - 1);
+		uint64_t op = th_rng_range(&rng, 0, 9);
+
+		if (op < 5) {
+			tt_arm(i, now + th_rng_range(&rng, 0, 100));
+		} else if (op < 8) {
+			iw_timer_cancel(&tts_set, &tts[i].t);
+			tts[i].armed = false;
+		} else {
+			int first;
+
+			now += th_rng_range(&rng, 0, 60);
+			tt_nfired = 0;
+			iw_timers_run(&tts_set, now);
+			for (int k = 0; k < tt_nfired; k++) {
+				first = tt_model_first();
+				ck_assert_int_ge(first, 0);
+				ck_assert_int_eq(tt_fired[k], first);
+				tts[first].armed = false;
+			}
+			first = tt_model_first();
+			ck_assert(first < 0 || tts[first].due > now);
+		}
+		ck_assert_uint_eq(iw_timers_next(&tts_set),
+				  tt_model_first() < 0 ? IW_TIMER_NONE : tts[tt_model_first()].due);
+		ck_assert(iw_timer_armed(&tts[i].t) == tts[i].armed);
+	}
+}
+END_TEST
+
+/* Callbacks that arm and cancel timers of the same set, themselves included. */
+static void tt_chain(struct iw_timer *t, uint64_t now)
+{
+	struct tt *x = (struct tt *)(void *)t;
+
+	tt_fired[tt_nfired++] = x->idx;
+	if (x->idx == 0) {
+		iw_timer_arm(&tts_set, &tts[0].t, now + 10); /* itself, later */
+		iw_timer_arm(&tts_set, &tts[1].t, now);	     /* due now: same run */
+		iw_timer_cancel(&tts_set, &tts[2].t);	     /* was due in this run */
+	}
+}
+
+START_TEST(timer_callbacks_may_arm_and_cancel_timers)
+{
+	tt_setup();
+	for (int i = 0; i < 3; i++)
+		tts[i].t.fn = tt_chain;
+	iw_timer_arm(&tts_set, &tts[0].t, 5);
+	iw_timer_arm(&tts_set, &tts[2].t, 6);
+	ck_assert_uint_eq(iw_timers_run(&tts_set, 7), 2);
+	ck_assert_int_eq(tt_nfired, 2);
+	ck_assert_int_eq(tt_fired[0], 0);
+	ck_assert_int_eq(tt_fired[1], 1);
+	ck_assert(!iw_timer_armed(&tts[2].t));
+	ck_assert_uint_eq(iw_timers_next(&tts_set), 17);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
 /* iw_alloc                                                                */
 /* ---------------------------------------------------------------------- */
 
@@ -581,6 +739,12 @@ static Suite *common_suite(void)
 	tcase_add_test(tc, err_every_code_has_a_text_and_its_own_name);
 	tcase_add_test(tc, err_system_errors_have_their_own_place);
 	tcase_add_test(tc, err_unknown_codes_say_so);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("timer");
+	tcase_add_test(tc, timer_fires_in_due_order_and_ties_in_arming_order);
+	tcase_add_test(tc, timer_random_operations_match_a_reference_model);
+	tcase_add_test(tc, timer_callbacks_may_arm_and_cancel_timers);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("alloc");
