@@ -2,7 +2,9 @@
 /* th.c - shared test helpers (see th.h). */
 #include "th.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +57,11 @@ uint64_t th_seed_from_env(void)
 	return seed;
 }
 
+uint64_t th_seed_for(uint64_t salt)
+{
+	return th_seed_from_env() ^ (salt * 0x9E3779B97F4A7C15ull);
+}
+
 void th_rng_init(struct th_rng *r, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++)
@@ -105,6 +112,32 @@ uint8_t *th_memdup_exact(const void *p, size_t n)
 	if (n)
 		memcpy(d, p, n);
 	return d;
+}
+
+uint64_t th_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+socklen_t th_loopback(int family, uint16_t port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET6) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_loopback;
+		s6->sin6_port = htons(port);
+		return sizeof(*s6);
+	}
+	s4->sin_family = AF_INET;
+	s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	s4->sin_port = htons(port);
+	return sizeof(*s4);
 }
 
 int th_run_suite(Suite *s)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * th.h - shared test helpers: hex decoding, a seeded deterministic PRNG and
- * the common Check main().  Tests that use randomness print their seed; rerun
- * with IW_TEST_SEED=<seed> to reproduce.
+ * th.h - shared test helpers: hex decoding, a seeded deterministic PRNG, a
+ * monotonic clock, loopback addresses and the common Check main().  Tests that
+ * use randomness print their seed; rerun with IW_TEST_SEED=<seed> to
+ * reproduce.
  */
 #ifndef IW_TH_H
 #define IW_TH_H
@@ -10,6 +11,7 @@
 #include <check.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* Decode a hex string (no separators) into out; returns octets written or -1. */
 long th_hex_decode(const char *hex, uint8_t *out, size_t cap);
@@ -19,6 +21,8 @@ struct th_rng {
 	uint64_t s[4];
 };
 uint64_t th_seed_from_env(void);
+/* The run's seed mixed with salt: one reproducible stream per use in a test. */
+uint64_t th_seed_for(uint64_t salt);
 void th_rng_init(struct th_rng *r, uint64_t seed);
 uint64_t th_rng_next(struct th_rng *r);
 /* Uniform in [lo, hi] inclusive. */
@@ -30,6 +34,15 @@ void th_rng_fill(struct th_rng *r, void *buf, size_t n);
  * the end of an input a decoder was given.  Free it with free().
  */
 uint8_t *th_memdup_exact(const void *p, size_t n);
+
+/* Milliseconds of CLOCK_MONOTONIC: for deadlines and durations. */
+uint64_t th_now_ms(void);
+
+/*
+ * The loopback address of family (AF_INET6, otherwise AF_INET) with port (host
+ * order) in *ss, the rest zeroed; returns the length of that address.
+ */
+socklen_t th_loopback(int family, uint16_t port, struct sockaddr_storage *ss);
 
 /* Run one Check suite; returns the process exit status (0 = all passed). */
 int th_run_suite(Suite *s);

@@ -56,17 +56,9 @@
 /* A test that moves much data under sanitizers may raise it. */
 static int vh_deadline_ms = VH_DEADLINE_MS;
 
-static inline uint64_t vh_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static inline uint64_t vh_deadline(void)
 {
-	return vh_now_ms() + (uint64_t)vh_deadline_ms;
+	return th_now_ms() + (uint64_t)vh_deadline_ms;
 }
 
 static inline void vh_set_nonblock(int fd)
@@ -75,24 +67,6 @@ static inline void vh_set_nonblock(int fd)
 
 	ck_assert_int_ge(fl, 0);
 	ck_assert_int_eq(fcntl(fd, F_SETFL, fl | O_NONBLOCK), 0);
-}
-
-static inline void vh_loopback(int family, uint16_t port, struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = in6addr_loopback;
-		s6->sin6_port = htons(port);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		s4->sin_port = htons(port);
-	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -280,12 +254,12 @@ static inline void vh_forget(struct vh_world *w, const struct iwcm_id *id)
 /* The next event of id within ms milliseconds; false when none came. */
 static inline bool vh_next(struct vh_world *w, const struct iwcm_id *id, struct vh_ev *out, int ms)
 {
-	uint64_t end = vh_now_ms() + (uint64_t)ms;
+	uint64_t end = th_now_ms() + (uint64_t)ms;
 
 	for (;;) {
 		if (vh_take(w, id, out))
 			return true;
-		if (vh_now_ms() > end)
+		if (th_now_ms() > end)
 			return false;
 		vh_step(w);
 	}
@@ -333,7 +307,7 @@ static inline void vh_poll_wc(struct vh_world *w, struct iwv_cq *cq, int n, stru
 		got += r;
 		if (got == n)
 			break;
-		ck_assert_msg(vh_now_ms() <= end, "CQ %p: %d of %d completions within %d ms",
+		ck_assert_msg(th_now_ms() <= end, "CQ %p: %d of %d completions within %d ms",
 			      (void *)cq, got, n, vh_deadline_ms);
 		if (r)
 			w->idle = 0;
@@ -519,7 +493,7 @@ static inline void vh_pair_listen(struct vh_pair *p, const struct vh_cfg *cfg)
 	if (cfg->s_opt_set)
 		ck_assert_msg(iwcm_set_options(p->listen, &cfg->s_opt) == 0,
 			      "iwcm_set_options(listener): %s", strerror(errno));
-	vh_loopback(cfg->family, 0, &ss);
+	th_loopback(cfg->family, 0, &ss);
 	ck_assert_msg(iwcm_bind_addr(p->listen, (struct sockaddr *)&ss) == 0, "iwcm_bind_addr: %s",
 		      strerror(errno));
 	ck_assert_msg(iwcm_listen(p->listen, 128) == 0, "iwcm_listen: %s", strerror(errno));
@@ -538,7 +512,7 @@ static inline void vh_pair_client(struct vh_pair *p)
 	if (p->cfg.c_opt_set)
 		ck_assert_msg(iwcm_set_options(p->c.id, &p->cfg.c_opt) == 0,
 			      "iwcm_set_options(client): %s", strerror(errno));
-	vh_loopback(p->cfg.family, p->port, &dst);
+	th_loopback(p->cfg.family, p->port, &dst);
 	ck_assert_msg(iwcm_resolve_addr(p->c.id, NULL, (struct sockaddr *)&dst, 2000) == 0,
 		      "iwcm_resolve_addr: %s", strerror(errno));
 	vh_expect(&p->w, p->c.id, IWCM_EVENT_ADDR_RESOLVED, NULL);

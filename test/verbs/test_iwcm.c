@@ -32,11 +32,6 @@
 #include "th.h"
 #include "vh.h"
 
-static uint64_t seed_for(uint64_t salt)
-{
-	return th_seed_from_env() ^ (salt * 0x9E3779B97F4A7C15ull);
-}
-
 /*
  * Traffic over an established pair: client Send (100000 octets), RDMA Write
  * (70000) and RDMA Read (50000); server Send (3000).
@@ -113,7 +108,7 @@ static int raw_connect(uint16_t port)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	ck_assert_int_ge(fd, 0);
-	vh_loopback(AF_INET, port, &ss);
+	th_loopback(AF_INET, port, &ss);
 	ck_assert_msg(connect(fd, (struct sockaddr *)&ss, sizeof(struct sockaddr_in)) == 0,
 		      "connect: %s", strerror(errno));
 	vh_set_nonblock(fd);
@@ -137,7 +132,7 @@ static void raw_wait_closed(struct vh_world *w, int fd, const struct iwcm_id *li
 		if (n == 0 || (n < 0 && errno == ECONNRESET))
 			return;
 		ck_assert_msg(n > 0 || errno == EAGAIN, "recv: %s", strerror(errno));
-		ck_assert_msg(vh_now_ms() <= end, "the stack kept the connection open for %d ms",
+		ck_assert_msg(th_now_ms() <= end, "the stack kept the connection open for %d ms",
 			      vh_deadline_ms);
 		if (n < 0)
 			vh_step(w);
@@ -168,7 +163,7 @@ static uint16_t closed_port(void)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	ck_assert_int_ge(fd, 0);
-	vh_loopback(AF_INET, 0, &ss);
+	th_loopback(AF_INET, 0, &ss);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&ss, sizeof(struct sockaddr_in)), 0);
 	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&ss, &sl), 0);
 	close(fd);
@@ -194,7 +189,7 @@ START_TEST(event_channel_fd_becomes_readable_when_an_event_is_queued)
 	pfd = (struct pollfd){.fd = ch->fd, .events = POLLIN};
 	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
 	ck_assert_int_eq(iwcm_create_id(ch, &id, &tag, IWCM_PS_TCP), 0);
-	vh_loopback(AF_INET, closed_port(), &dst);
+	th_loopback(AF_INET, closed_port(), &dst);
 	ck_assert_int_eq(iwcm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
 	/* Resolution completes at once: the fd alone must say so, nothing else is called. */
 	ck_assert_int_eq(poll(&pfd, 1, vh_deadline_ms), 1);
@@ -324,7 +319,7 @@ START_TEST(destroy_id_with_an_unacknowledged_event_returns_ebusy)
 	struct sockaddr_storage dst;
 
 	ck_assert_int_eq(iwcm_create_id(ch, &id, NULL, IWCM_PS_TCP), 0);
-	vh_loopback(AF_INET, closed_port(), &dst);
+	th_loopback(AF_INET, closed_port(), &dst);
 	ck_assert_int_eq(iwcm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
 	alarm(20);
 	ck_assert_int_eq(iwcm_get_cm_event(ch, &e), 0);
@@ -395,7 +390,7 @@ START_TEST(destroy_id_drops_its_queued_events_not_yet_returned)
 	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
 
 	ck_assert_int_eq(iwcm_create_id(ch, &id, NULL, IWCM_PS_TCP), 0);
-	vh_loopback(AF_INET, closed_port(), &dst);
+	th_loopback(AF_INET, closed_port(), &dst);
 	ck_assert_int_eq(iwcm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
 	ck_assert_int_eq(poll(&pfd, 1, vh_deadline_ms), 1);
 	ck_assert_int_eq(iwcm_destroy_id(id), 0);
@@ -419,7 +414,7 @@ START_TEST(an_attached_qp_made_with_iwv_create_qp_connects_and_moves_data)
 	vh_cfg_default(&cfg);
 	vh_pair_listen(&p, &cfg);
 	ck_assert_int_eq(iwcm_create_id(p.c.ch, &p.c.id, NULL, IWCM_PS_TCP), 0);
-	vh_loopback(AF_INET, p.port, &dst);
+	th_loopback(AF_INET, p.port, &dst);
 	ck_assert_int_eq(iwcm_resolve_addr(p.c.id, NULL, (struct sockaddr *)&dst, 1000), 0);
 	vh_expect(&p.w, p.c.id, IWCM_EVENT_ADDR_RESOLVED, NULL);
 	ck_assert_int_eq(iwcm_resolve_route(p.c.id, 1000), 0);
@@ -434,7 +429,7 @@ START_TEST(an_attached_qp_made_with_iwv_create_qp_connects_and_moves_data)
 	ck_assert_int_eq(iwcm_connect(p.c.id, &cfg.c_param), 0);
 	vh_pair_accept(&p);
 	vh_pair_wait_up(&p);
-	exchange(&p, seed_for(1));
+	exchange(&p, th_seed_for(1));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -454,7 +449,7 @@ START_TEST(bind_to_port_0_and_listen_give_a_src_port_a_tcp_client_can_reach)
 	int fd;
 
 	ck_assert_int_eq(iwcm_create_id(ch, &id, NULL, IWCM_PS_TCP), 0);
-	vh_loopback(AF_INET, 0, &ss);
+	th_loopback(AF_INET, 0, &ss);
 	ck_assert_int_eq(iwcm_bind_addr(id, (struct sockaddr *)&ss), 0);
 	ck_assert_int_eq(iwcm_listen(id, 8), 0);
 	port = iwcm_get_src_port(id);
@@ -469,7 +464,7 @@ START_TEST(bind_to_port_0_and_listen_give_a_src_port_a_tcp_client_can_reach)
 
 	/* The port is taken now. */
 	ck_assert_int_eq(iwcm_create_id(ch, &id2, NULL, IWCM_PS_TCP), 0);
-	vh_loopback(AF_INET, port, &ss);
+	th_loopback(AF_INET, port, &ss);
 	errno = 0;
 	ck_assert_int_eq(iwcm_bind_addr(id2, (struct sockaddr *)&ss), -1);
 	ck_assert_int_eq(errno, EADDRINUSE);
@@ -492,7 +487,7 @@ START_TEST(resolve_addr_and_route_report_resolved_events_and_the_destination)
 
 	vh_world_add(&w, ch, ctx);
 	ck_assert_int_eq(iwcm_create_id(ch, &id, NULL, IWCM_PS_TCP), 0);
-	vh_loopback(AF_INET, port, &dst);
+	th_loopback(AF_INET, port, &dst);
 	ck_assert_int_eq(iwcm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
 	vh_expect(&w, id, IWCM_EVENT_ADDR_RESOLVED, &ev);
 	ck_assert_int_eq(ev.status, 0);
@@ -536,8 +531,8 @@ START_TEST(connect_and_accept_carry_private_data_both_ways)
 	struct vh_pair p;
 	const struct sockaddr *cl, *sp;
 
-	vh_fill(cpd, sizeof(cpd), seed_for(2));
-	vh_fill(spd, sizeof(spd), seed_for(3));
+	vh_fill(cpd, sizeof(cpd), th_seed_for(2));
+	vh_fill(spd, sizeof(spd), th_seed_for(3));
 	vh_cfg_default(&cfg);
 	cfg.family = family;
 	cfg.two_ctx = true;
@@ -560,7 +555,7 @@ START_TEST(connect_and_accept_carry_private_data_both_ways)
 	ck_assert_uint_eq(sa_port(cl), sa_port(sp));
 	ck_assert_uint_eq(iwcm_get_dst_port(p.c.id), p.port);
 	ck_assert_uint_eq(iwcm_get_src_port(p.s.id), p.port);
-	exchange(&p, seed_for(4));
+	exchange(&p, th_seed_for(4));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -571,8 +566,8 @@ START_TEST(revision_1_carries_512_octets_of_private_data)
 	struct vh_cfg cfg;
 	struct vh_pair p;
 
-	vh_fill(cpd, sizeof(cpd), seed_for(5));
-	vh_fill(spd, sizeof(spd), seed_for(6));
+	vh_fill(cpd, sizeof(cpd), th_seed_for(5));
+	vh_fill(spd, sizeof(spd), th_seed_for(6));
 	vh_cfg_default(&cfg);
 	iwcm_options_default(&cfg.c_opt);
 	cfg.c_opt.mpa_rev = 1;
@@ -587,7 +582,7 @@ START_TEST(revision_1_carries_512_octets_of_private_data)
 	vh_same(p.req.pd, cpd, 512, "rev 1 client private data");
 	ck_assert_uint_eq(p.c.est.pd_len, 512);
 	vh_same(p.c.est.pd, spd, 512, "rev 1 server private data");
-	exchange(&p, seed_for(7));
+	exchange(&p, th_seed_for(7));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -632,7 +627,7 @@ START_TEST(ird_and_ord_negotiation_is_visible_in_the_established_events)
 	ck_assert_uint_eq(p.c.est.mpa.ord, 6);
 	ck_assert_uint_eq(p.s.est.mpa.ird, 6);
 	ck_assert_uint_eq(p.s.est.mpa.ord, 4);
-	exchange(&p, seed_for(8));
+	exchange(&p, th_seed_for(8));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -694,7 +689,7 @@ START_TEST(the_default_event_channel_connects_on_the_default_context)
 	cfg.default_channel = true;
 	vh_pair_up(&p, &cfg);
 	ck_assert_ptr_eq(p.c.id->verbs, p.s.id->verbs);
-	exchange(&p, seed_for(9));
+	exchange(&p, th_seed_for(9));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -786,9 +781,9 @@ START_TEST(every_mpa_option_combination_connects_reports_what_was_negotiated_and
 				      "%s: %s IRD %u ORD %u (defaults 16)", what, who, e->mpa.ird,
 				      e->mpa.ord);
 	}
-	exchange(&p, seed_for((uint64_t)_i));
+	exchange(&p, th_seed_for((uint64_t)_i));
 	/* A second round: the options hold beyond the first messages. */
-	exchange(&p, seed_for((uint64_t)_i + 100));
+	exchange(&p, th_seed_for((uint64_t)_i + 100));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -809,7 +804,7 @@ START_TEST(crc_is_used_when_either_side_asks_for_it)
 	vh_pair_up(&p, &cfg);
 	ck_assert(p.c.est.mpa.crc);
 	ck_assert(p.s.est.mpa.crc);
-	exchange(&p, seed_for(10));
+	exchange(&p, th_seed_for(10));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -832,7 +827,7 @@ START_TEST(mixed_revisions_settle_on_revision_1)
 	ck_assert_uint_eq(p.c.est.mpa.mpa_rev, 1);
 	ck_assert_uint_eq(p.s.est.mpa.mpa_rev, 1);
 	ck_assert(!p.c.est.mpa.p2p);
-	exchange(&p, seed_for(11));
+	exchange(&p, th_seed_for(11));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -866,7 +861,7 @@ START_TEST(no_common_rtr_form_gives_the_client_connect_error_eproto_with_iw_err_
 			break;
 		ck_assert_msg(ev.event == IWCM_EVENT_ESTABLISHED, "server: %s",
 			      vh_evname(ev.event));
-		ck_assert(vh_now_ms() <= end);
+		ck_assert(th_now_ms() <= end);
 	}
 	p.c.disconnected = true;
 	p.s.disconnected = true;
@@ -934,7 +929,7 @@ START_TEST(first_fpdu_delay_0_and_20_both_connect_and_move_data)
 	vh_pair_up(&p, &cfg);
 	ck_assert_int_eq(iwcm_get_options(p.c.id, &got), 0);
 	ck_assert_uint_eq(got.first_fpdu_delay_ms, delay);
-	exchange(&p, seed_for(12));
+	exchange(&p, th_seed_for(12));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -1001,7 +996,7 @@ START_TEST(disconnect_with_queued_sends_completes_them_all_before_disconnected)
 	vh_pair_up(&p, &cfg);
 	src = vh_buf_new(&p, &p.c, (size_t)N * LEN, IWV_ACCESS_LOCAL_WRITE);
 	rcv = vh_buf_new(&p, &p.s, (size_t)(N + 2) * LEN, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(src->p, (size_t)N * LEN, seed_for(13));
+	vh_fill(src->p, (size_t)N * LEN, th_seed_for(13));
 	for (int i = 0; i < N + 2; i++)
 		vh_post_recv(p.s.qp, 100 + (uint64_t)i, rcv, (size_t)i * LEN, LEN);
 	for (int i = 0; i < N; i++)
@@ -1071,11 +1066,11 @@ START_TEST(sixty_four_connections_at_once_each_move_2_mib_intact)
 	src = vh_buf_new(&p, &p.c, SRC_SPAN, IWV_ACCESS_LOCAL_WRITE);
 	sink = vh_buf_new(&p, &p.s, (size_t)NCONN * CONN_LEN, VH_ACCESS_ALL);
 	note = vh_buf_new(&p, &p.s, NCONN * 16, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(src->p, SRC_SPAN, seed_for(14));
+	vh_fill(src->p, SRC_SPAN, th_seed_for(14));
 	memset(sink->p, 0, (size_t)NCONN * CONN_LEN);
 
 	/* Every client connects before any request is answered. */
-	vh_loopback(AF_INET, p.port, &dst);
+	th_loopback(AF_INET, p.port, &dst);
 	for (int i = 0; i < NCONN; i++) {
 		struct iwcm_conn_param cp = {0};
 		struct iwv_qp_init_attr qa = vh_qp_attr(&cfg, &p.c);
@@ -1223,7 +1218,7 @@ START_TEST(a_peer_speaking_garbage_is_dropped_and_the_listener_keeps_working)
 	vh_pair_wait_up(&p);
 	ck_assert_uint_eq(p.req.pd_len, sizeof(ok));
 	vh_same(p.req.pd, ok, sizeof(ok), "the real client's private data");
-	exchange(&p, seed_for(15));
+	exchange(&p, th_seed_for(15));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -1275,7 +1270,7 @@ START_TEST(a_raw_client_that_closes_during_the_mpa_exchange_leaves_nothing_behin
 			if (r == 0 || (r < 0 && errno == ECONNRESET))
 				break;
 			ck_assert_msg(r > 0 || errno == EAGAIN, "recv: %s", strerror(errno));
-			ck_assert_msg(vh_now_ms() <= end, "connection still open");
+			ck_assert_msg(th_now_ms() <= end, "connection still open");
 			vh_step(&p.w);
 			drop_raw_request(&p);
 		}
@@ -1328,7 +1323,7 @@ START_TEST(a_raw_client_that_closes_during_the_mpa_exchange_leaves_nothing_behin
 	vh_pair_accept(&p);
 	vh_pair_wait_up(&p);
 	vh_same(p.req.pd, ok, sizeof(ok), "the real client's private data");
-	exchange(&p, seed_for(16));
+	exchange(&p, th_seed_for(16));
 	vh_pair_down(&p);
 }
 END_TEST

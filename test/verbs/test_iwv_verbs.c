@@ -38,11 +38,6 @@
 #define TAIL	   16 /* octets after the expected data that must stay untouched */
 #define TAIL_OCTET 0x5A
 
-static uint64_t seed_for(uint64_t salt)
-{
-	return th_seed_from_env() ^ (salt * 0x9E3779B97F4A7C15ull);
-}
-
 /* A pair on one context (or two) with the default configuration. */
 static void up(struct vh_pair *p, bool two_ctx)
 {
@@ -787,9 +782,9 @@ START_TEST(every_operation_moves_data_intact_at_every_size)
 	struct vh_pair p;
 
 	up(&p, two);
-	move_and_check(&p, op, len, seed_for((uint64_t)_i));
+	move_and_check(&p, op, len, th_seed_for((uint64_t)_i));
 	/* Twice on the same QP: the second message must not depend on fresh state. */
-	move_and_check(&p, op, len, seed_for((uint64_t)_i + 1000));
+	move_and_check(&p, op, len, th_seed_for((uint64_t)_i + 1000));
 	vh_pair_down(&p);
 }
 END_TEST
@@ -810,7 +805,7 @@ START_TEST(send_gathers_three_sges_and_the_receive_scatters_them_over_four)
 	up(&p, false);
 	for (int i = 0; i < 3; i++) {
 		sbuf[i] = vh_buf_new(&p, &p.c, slen[i], IWV_ACCESS_LOCAL_WRITE);
-		vh_fill(sbuf[i]->p, slen[i], seed_for(10 + (uint64_t)i));
+		vh_fill(sbuf[i]->p, slen[i], th_seed_for(10 + (uint64_t)i));
 		ss[i] = vh_sge(sbuf[i], 0, slen[i]);
 		total += slen[i];
 	}
@@ -860,7 +855,7 @@ START_TEST(rdma_write_gathers_four_sges_into_one_remote_region)
 	up(&p, true);
 	for (int i = 0; i < 4; i++) {
 		sbuf[i] = vh_buf_new(&p, &p.c, slen[i], IWV_ACCESS_LOCAL_WRITE);
-		vh_fill(sbuf[i]->p, slen[i], seed_for(20 + (uint64_t)i));
+		vh_fill(sbuf[i]->p, slen[i], th_seed_for(20 + (uint64_t)i));
 		ss[i] = vh_sge(sbuf[i], 0, slen[i]);
 		total += slen[i];
 	}
@@ -906,7 +901,7 @@ START_TEST(inline_send_and_write_let_the_buffer_be_reused_right_after_post)
 	src = vh_buf_new(&p, &p.c, sizeof(want), IWV_ACCESS_LOCAL_WRITE);
 	rcv = vh_buf_new(&p, &p.s, 4096, IWV_ACCESS_LOCAL_WRITE);
 	dst = vh_buf_new(&p, &p.s, sizeof(want), VH_ACCESS_ALL);
-	vh_fill(want, sizeof(want), seed_for(30));
+	vh_fill(want, sizeof(want), th_seed_for(30));
 	vh_post_recv(p.s.qp, 1, rcv, 0, 4096);
 	vh_post_recv(p.s.qp, 2, rcv, 0, 4096);
 
@@ -951,7 +946,7 @@ START_TEST(inline_send_from_unregistered_memory_ignores_the_lkey)
 	up(&p, false);
 	rcv = vh_buf_new(&p, &p.s, 64, IWV_ACCESS_LOCAL_WRITE);
 	vh_post_recv(p.s.qp, 2, rcv, 0, 64);
-	vh_fill(data, sizeof(data), seed_for(31));
+	vh_fill(data, sizeof(data), th_seed_for(31));
 	memcpy(want, data, sizeof(want));
 	ck_assert_int_eq(iwv_post_send(p.c.qp, &wr, &bad), 0);
 	memset(data, 0, sizeof(data));
@@ -977,7 +972,7 @@ START_TEST(unsignaled_wrs_complete_silently_and_the_signaled_one_completes)
 	vh_pair_up(&p, &cfg);
 	src = vh_buf_new(&p, &p.c, 11 * 100, IWV_ACCESS_LOCAL_WRITE);
 	rcv = vh_buf_new(&p, &p.s, 11 * 100, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(src->p, 11 * 100, seed_for(40));
+	vh_fill(src->p, 11 * 100, th_seed_for(40));
 	for (int i = 0; i < 11; i++) {
 		vh_post_recv(p.s.qp, 100 + (uint64_t)i, rcv, (size_t)i * 100, 100);
 		sge[i] = vh_sge(src, (size_t)i * 100, 100);
@@ -1030,7 +1025,7 @@ START_TEST(fenced_send_after_an_rdma_read_carries_the_data_the_read_brought)
 	remote = vh_buf_new(&p, &p.s, len, VH_ACCESS_ALL);
 	local = vh_buf_new(&p, &p.c, len, VH_ACCESS_ALL);
 	rcv = vh_buf_new(&p, &p.s, len, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(remote->p, len, seed_for(50));
+	vh_fill(remote->p, len, th_seed_for(50));
 	memset(local->p, 0, len);
 	vh_post_recv(p.s.qp, 7, rcv, 0, len);
 	rs = vh_sge(local, 0, len);
@@ -1070,7 +1065,7 @@ START_TEST(a_list_of_100_sends_posted_at_once_arrives_complete_and_in_order)
 	up(&p, true);
 	src = vh_buf_new(&p, &p.c, N * SLOT, IWV_ACCESS_LOCAL_WRITE);
 	rcv = vh_buf_new(&p, &p.s, N * SLOT, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(src->p, N * SLOT, seed_for(60));
+	vh_fill(src->p, N * SLOT, th_seed_for(60));
 	for (int i = 0; i < N; i++) {
 		rs[i] = vh_sge(rcv, (size_t)i * SLOT, SLOT);
 		rwr[i] = (struct iwv_recv_wr){.wr_id = 1000 + (uint64_t)i,
@@ -1114,8 +1109,8 @@ START_TEST(a_list_of_100_mixed_writes_sends_and_reads_completes_in_post_order)
 	sdst = vh_buf_new(&p, &p.s, N * SLOT, VH_ACCESS_ALL);
 	ssrc = vh_buf_new(&p, &p.s, N * SLOT, VH_ACCESS_ALL);
 	rcv = vh_buf_new(&p, &p.s, (N + 1) * SLOT, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(csrc->p, N * SLOT, seed_for(70));
-	vh_fill(ssrc->p, N * SLOT, seed_for(71));
+	vh_fill(csrc->p, N * SLOT, th_seed_for(70));
+	vh_fill(ssrc->p, N * SLOT, th_seed_for(71));
 	memset(cdst->p, 0, N * SLOT);
 	memset(sdst->p, 0, N * SLOT);
 	for (int i = 0; i < N; i++) {
@@ -1199,7 +1194,7 @@ START_TEST(more_reads_than_ord_are_held_back_until_earlier_ones_complete)
 	ck_assert_uint_eq(qa.max_rd_atomic, 1);
 	src = vh_buf_new(&p, &p.s, N * SLOT, VH_ACCESS_ALL);
 	dst = vh_buf_new(&p, &p.c, N * SLOT, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(src->p, N * SLOT, seed_for(80));
+	vh_fill(src->p, N * SLOT, th_seed_for(80));
 	for (int i = 0; i < N; i++) {
 		sg[i] = vh_sge(dst, (size_t)i * SLOT, SLOT);
 		wr[i] = (struct iwv_send_wr){
@@ -1264,7 +1259,7 @@ static void wait_cq_event(struct vh_pair *p, struct iwv_comp_channel *cc, struct
 
 	while (iwv_get_cq_event(cc, cq, cqc)) {
 		ck_assert_msg(errno == EAGAIN, "iwv_get_cq_event: %s", strerror(errno));
-		ck_assert_msg(vh_now_ms() <= end, "no CQ event within %d ms", vh_deadline_ms);
+		ck_assert_msg(th_now_ms() <= end, "no CQ event within %d ms", vh_deadline_ms);
 		vh_step(&p->w);
 	}
 }
@@ -1312,7 +1307,7 @@ START_TEST(an_armed_cq_makes_the_channel_fd_readable_and_get_cq_event_returns_it
 	vh_post_send(p.c.qp, IWV_WR_SEND, 1, 0, src, 0, 64, NULL, 0);
 	end = vh_deadline();
 	while (!fd_readable(p.s.cc->fd)) {
-		ck_assert_msg(vh_now_ms() <= end, "channel fd not readable within %d ms",
+		ck_assert_msg(th_now_ms() <= end, "channel fd not readable within %d ms",
 			      vh_deadline_ms);
 		vh_step(&p.w);
 	}
@@ -1419,7 +1414,7 @@ START_TEST(blocking_get_cq_event_progresses_the_stack_until_the_completion_arriv
 	vh_pair_up(&p, &cfg); /* one context: the blocked call moves both ends */
 	src = vh_buf_new(&p, &p.c, 4 * VH_MIB, IWV_ACCESS_LOCAL_WRITE);
 	rcv = vh_buf_new(&p, &p.s, 4 * VH_MIB, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(src->p, 4 * VH_MIB, seed_for(90));
+	vh_fill(src->p, 4 * VH_MIB, th_seed_for(90));
 	vh_post_recv(p.s.qp, 1, rcv, 0, 4 * VH_MIB);
 	ck_assert_int_eq(iwv_req_notify_cq(p.s.rcq, 0), 0);
 	vh_post_send(p.c.qp, IWV_WR_SEND, 1, 0, src, 0, 4 * VH_MIB, NULL, 0);
@@ -1473,7 +1468,7 @@ START_TEST(engine_thread_wakes_a_thread_blocked_in_get_cq_event)
 	vh_pair_up(&p, &cfg);
 	src = vh_buf_new(&p, &p.c, 65536, IWV_ACCESS_LOCAL_WRITE);
 	rcv = vh_buf_new(&p, &p.s, 65536, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(src->p, 65536, seed_for(100));
+	vh_fill(src->p, 65536, th_seed_for(100));
 	vh_post_recv(p.s.qp, 1, rcv, 0, 65536);
 	ck_assert_int_eq(iwv_req_notify_cq(p.s.rcq, 0), 0);
 	wt.cc = p.s.cc;
@@ -1487,7 +1482,7 @@ START_TEST(engine_thread_wakes_a_thread_blocked_in_get_cq_event)
 	while (n == 0) {
 		n = iwv_poll_cq(p.c.scq, 1, &wc);
 		ck_assert_int_ge(n, 0);
-		ck_assert_msg(vh_now_ms() <= end, "send not complete within %d ms", vh_deadline_ms);
+		ck_assert_msg(th_now_ms() <= end, "send not complete within %d ms", vh_deadline_ms);
 	}
 	vh_wc_is(&wc, 1, IWV_WC_SUCCESS, IWV_WC_SEND);
 
@@ -1556,7 +1551,7 @@ START_TEST(send_with_invalidate_invalidates_the_peers_rkey_and_a_later_write_to_
 	target = vh_buf_new(&p, &p.s, 4096, VH_ACCESS_ALL);
 	other = vh_buf_new(&p, &p.s, 4096, VH_ACCESS_ALL);
 	rcv = vh_buf_new(&p, &p.s, 3 * 256, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(src->p, 256, seed_for(110));
+	vh_fill(src->p, 256, th_seed_for(110));
 	for (int i = 0; i < 3; i++)
 		vh_post_recv(p.s.qp, 10 + (uint64_t)i, rcv, (size_t)i * 256, 256);
 
@@ -1640,7 +1635,7 @@ START_TEST(post_send_with_a_bad_wr_returns_einval_sets_bad_wr_and_posts_the_earl
 	src = vh_buf_new(&p, &p.c, IWV_MAX_INLINE + 4096, VH_ACCESS_ALL);
 	remote = vh_buf_new(&p, &p.s, 4096, VH_ACCESS_ALL);
 	rcv = vh_buf_new(&p, &p.s, 2 * 4096, IWV_ACCESS_LOCAL_WRITE);
-	vh_fill(src->p, 1024, seed_for(120));
+	vh_fill(src->p, 1024, th_seed_for(120));
 	vh_post_recv(p.s.qp, 101, rcv, 0, 4096);
 	vh_post_recv(p.s.qp, 102, rcv, 4096, 4096);
 	for (int i = 0; i < 3; i++) {

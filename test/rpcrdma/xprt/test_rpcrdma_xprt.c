@@ -54,14 +54,6 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* ---------------------------------------------------------------------- */
 /* The synthetic program and its binding                                   */
 /* ---------------------------------------------------------------------- */
@@ -343,13 +335,13 @@ static void raw_pump(struct raw *r);
 /* Drive both contexts (and a raw endpoint) until cond() or the deadline. */
 static void pump_until(bool (*cond)(void), int ms)
 {
-	uint64_t end = now_ms() + (uint64_t)ms;
+	uint64_t end = th_now_ms() + (uint64_t)ms;
 
 	while (!cond()) {
 		int n = 0;
 		struct pollfd pfd[2];
 
-		ck_assert_msg(now_ms() < end, "condition not met within %d ms", ms);
+		ck_assert_msg(th_now_ms() < end, "condition not met within %d ms", ms);
 		if (W.c)
 			n += rpcrdma_ctx_process(W.c, 0);
 		if (W.s)
@@ -372,9 +364,9 @@ static void pump_until(bool (*cond)(void), int ms)
 
 static void pump_ms(int ms)
 {
-	uint64_t end = now_ms() + (uint64_t)ms;
+	uint64_t end = th_now_ms() + (uint64_t)ms;
 
-	while (now_ms() < end) {
+	while (th_now_ms() < end) {
 		struct pollfd pfd[2];
 		int k = 0;
 
@@ -422,26 +414,6 @@ static bool cond_held(void)
 	return W.nheld >= want_n;
 }
 
-static void loopback(int family, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = in6addr_loopback;
-		s6->sin6_port = htons(port);
-		*len = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		s4->sin_port = htons(port);
-		*len = sizeof(*s4);
-	}
-}
-
 static void cfg_base(struct rpcrdma_config *cfg, bool server)
 {
 	rpcrdma_config_init(cfg);
@@ -459,7 +431,7 @@ static void world_listen(const struct rpcrdma_config *scfg, int family)
 	W.family = family;
 	W.s = rpcrdma_ctx_create(scfg);
 	ck_assert_ptr_nonnull(W.s);
-	loopback(family, W.port, &ss, &sl);
+	sl = th_loopback(family, W.port, &ss);
 	W.l = rpcrdma_listen(W.s, (struct sockaddr *)&ss, sl, 16, s_conn, s_call, &W);
 	ck_assert_msg(W.l != NULL, "rpcrdma_listen: %s", strerror(errno));
 	W.port = rpcrdma_listener_port(W.l);
@@ -473,7 +445,7 @@ static void world_connect(const struct rpcrdma_config *ccfg)
 
 	W.c = rpcrdma_ctx_create(ccfg);
 	ck_assert_ptr_nonnull(W.c);
-	loopback(W.family, W.port, &ss, &sl);
+	sl = th_loopback(W.family, W.port, &ss);
 	W.cc = rpcrdma_connect(W.c, (struct sockaddr *)&ss, sl, c_conn, c_bc_call, &W);
 	ck_assert_ptr_nonnull(W.cc);
 	want_n = 1;
@@ -598,10 +570,10 @@ static void raw_send(struct raw *r, const void *msg, size_t len)
 	ck_assert_uint_le(len, 1024);
 	{
 		/* a send slot is reused only once its Send completed */
-		uint64_t end = now_ms() + DEADLINE_MS;
+		uint64_t end = th_now_ms() + DEADLINE_MS;
 
 		while (r->sends - r->send_done >= 8) {
-			ck_assert(now_ms() < end);
+			ck_assert(th_now_ms() < end);
 			raw_pump(r);
 		}
 	}
@@ -889,9 +861,8 @@ static bool cond_raw_up(void)
 static void raw_connect(struct raw *r, uint16_t port)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl;
 
-	loopback(AF_INET, port, &ss, &sl);
+	th_loopback(AF_INET, port, &ss);
 	ck_assert_int_eq(iwcm_create_id(r->ch, &r->id, r, IWCM_PS_TCP), 0);
 	ck_assert_int_eq(iwcm_resolve_addr(r->id, NULL, (struct sockaddr *)&ss, 2000), 0);
 	pump_until(cond_raw_up, DEADLINE_MS);
@@ -900,9 +871,8 @@ static void raw_connect(struct raw *r, uint16_t port)
 static uint16_t raw_listen(struct raw *r)
 {
 	struct sockaddr_storage ss;
-	socklen_t sl;
 
-	loopback(AF_INET, 0, &ss, &sl);
+	th_loopback(AF_INET, 0, &ss);
 	ck_assert_int_eq(iwcm_create_id(r->ch, &r->lid, r, IWCM_PS_TCP), 0);
 	ck_assert_int_eq(iwcm_bind_addr(r->lid, (struct sockaddr *)&ss), 0);
 	ck_assert_int_eq(iwcm_listen(r->lid, 4), 0);
@@ -1112,7 +1082,7 @@ START_TEST(fd_driven_loops_in_two_processes_never_lose_a_wakeup)
 		struct rpcrdma_ctx *sx = rpcrdma_ctx_create(&s);
 		struct rpcrdma_listener *l;
 
-		loopback(AF_INET, 0, &ss, &sl);
+		sl = th_loopback(AF_INET, 0, &ss);
 		l = sx ? rpcrdma_listen(sx, (struct sockaddr *)&ss, sl, 4, NULL, echo_call, NULL)
 		       : NULL;
 		port = l ? rpcrdma_listener_port(l) : 0;
@@ -1124,7 +1094,7 @@ START_TEST(fd_driven_loops_in_two_processes_never_lose_a_wakeup)
 	ck_assert_int_eq(read(pfd[0], &port, sizeof(port)), (ssize_t)sizeof(port));
 	ck_assert_uint_ne(port, 0);
 	struct rpcrdma_ctx *cx = rpcrdma_ctx_create(&c);
-	loopback(AF_INET, port, &ss, &sl);
+	sl = th_loopback(AF_INET, port, &ss);
 	struct rpcrdma_conn *cc = rpcrdma_connect(cx, (struct sockaddr *)&ss, sl, NULL, NULL, NULL);
 	ck_assert_ptr_nonnull(cc);
 	ck_assert_int_eq(rpcrdma_conn_wait_up(cc, DEADLINE_MS), 0);
@@ -1132,17 +1102,17 @@ START_TEST(fd_driven_loops_in_two_processes_never_lose_a_wakeup)
 	 * responder, the result pushed back through a Write chunk */
 	for (int i = 0; i < 60; i++) {
 		size_t n = tcall(msg, 0x6100 + (uint32_t)i, TVERS, 1, NULL, 200 * 1024);
-		uint64_t t0 = now_ms();
+		uint64_t t0 = th_now_ms();
 
 		fd_res.done = 0;
 		ck_assert_int_eq(
 			rpcrdma_call(cc, msg, n, i % 2 ? &lng : NULL, c_reply, &fd_res, NULL), 0);
-		while (!cond_fd_res() && now_ms() - t0 < 20000)
+		while (!cond_fd_res() && th_now_ms() - t0 < 20000)
 			fd_loop_once(cx, 20000);
 		ck_assert_msg(fd_res.done == 1, "call %d got no reply", i);
 		/* a lost wake-up costs seconds (until some unrelated timer) */
-		ck_assert_msg(now_ms() - t0 < 3000, "call %d took %llu ms", i,
-			      (unsigned long long)(now_ms() - t0));
+		ck_assert_msg(th_now_ms() - t0 < 3000, "call %d took %llu ms", i,
+			      (unsigned long long)(th_now_ms() - t0));
 		ck_assert_int_eq(fd_res.status, 0);
 		ck_assert_uint_eq(fd_res.len, 28 + 200 * 1024);
 		ck_assert_mem_eq(fd_res.data + 28, msg + 44, 200 * 1024);
@@ -1531,7 +1501,7 @@ START_TEST(a_grant_of_zero_credits_is_treated_as_one)
 	r->grant = 0;
 	W.port = raw_listen(r);
 	W.c = rpcrdma_ctx_create(&c);
-	loopback(AF_INET, W.port, &ss, &sl);
+	sl = th_loopback(AF_INET, W.port, &ss);
 	W.cc = rpcrdma_connect(W.c, (struct sockaddr *)&ss, sl, c_conn, NULL, &W);
 	pump_until(cond_c_up, DEADLINE_MS);
 	for (int i = 0; i < 3; i++) {
@@ -1602,10 +1572,10 @@ START_TEST(timed_out_call_completes_with_etimedout_and_the_late_reply_is_dropped
 	cfgs(&c, &s);
 	world_up(&c, &s, AF_INET);
 	n = tcall(msg, 0x8101, TVERS, 3, "t", 1);
-	t0 = now_ms();
+	t0 = th_now_ms();
 	call_ok(0, msg, n, &o);
 	ck_assert_int_eq(W.r[0].status, IW_ETIMEDOUT);
-	ck_assert_uint_ge(now_ms() - t0, 95);
+	ck_assert_uint_ge(th_now_ms() - t0, 95);
 	ck_assert_int_eq(W.nheld, 1);
 	ck_assert_int_eq(rpcrdma_reply(W.held[0].req, out, treply(out, 0x8101, "late", 4)), 0);
 	free(W.held[0].msg);
@@ -1929,7 +1899,7 @@ static void raw_responder_world(int mode, struct rpcrdma_config *c)
 	r->mode = mode;
 	W.port = raw_listen(r);
 	W.c = rpcrdma_ctx_create(c);
-	loopback(AF_INET, W.port, &ss, &sl);
+	sl = th_loopback(AF_INET, W.port, &ss);
 	W.cc = rpcrdma_connect(W.c, (struct sockaddr *)&ss, sl, c_conn, NULL, &W);
 	pump_until(cond_c_up, DEADLINE_MS);
 }
@@ -2055,7 +2025,7 @@ START_TEST(connect_to_a_closed_port_fails_wait_up_and_completes_queued_calls)
 	W.s = NULL;
 	cfg_base(&c, false);
 	W.c = rpcrdma_ctx_create(&c);
-	loopback(AF_INET, port, &ss, &sl);
+	sl = th_loopback(AF_INET, port, &ss);
 	W.cc = rpcrdma_connect(W.c, (struct sockaddr *)&ss, sl, c_conn, NULL, &W);
 	ck_assert_ptr_nonnull(W.cc);
 	n = tcall(msg, 0xf401, TVERS, 1, "q", 1);
@@ -2100,7 +2070,7 @@ START_TEST(client_reconnects_once_the_listener_is_back_on_the_same_port)
 	pump_ms(200); /* a few refused attempts */
 	ck_assert_int_eq(W.c_up, 1);
 	ck_assert_int_eq(W.c_closed, 0);
-	loopback(AF_INET, W.port, &ss, &sl);
+	sl = th_loopback(AF_INET, W.port, &ss);
 	W.l = rpcrdma_listen(W.s, (struct sockaddr *)&ss, sl, 16, s_conn, s_call, &W);
 	ck_assert_ptr_nonnull(W.l);
 	ck_assert_int_eq(rpcrdma_reply(W.held[0].req, out, treply(out, 0xf501, "", 0)),
@@ -2347,8 +2317,8 @@ START_TEST(random_replies_never_crash_the_requester_and_every_call_completes_onc
 		res_i = i;
 		pump_until(cond_res, DEADLINE_MS);
 	}
-	end = now_ms() + 100;
-	while (now_ms() < end)
+	end = th_now_ms() + 100;
+	while (th_now_ms() < end)
 		pump_ms(10);
 	for (int i = 0; i < MAXC; i++) {
 		ck_assert_int_eq(W.r[i].done, 1);
