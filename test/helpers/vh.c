@@ -3,13 +3,13 @@
 #include "vh.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "ih.h"
 #include "th.h"
 
 int vh_deadline_ms = VH_DEADLINE_MS;
@@ -17,14 +17,6 @@ int vh_deadline_ms = VH_DEADLINE_MS;
 uint64_t vh_deadline(void)
 {
 	return th_now_ms() + (uint64_t)vh_deadline_ms;
-}
-
-void vh_set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	ck_assert_int_ge(fl, 0);
-	ck_assert_int_eq(fcntl(fd, F_SETFL, fl | O_NONBLOCK), 0);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -79,7 +71,7 @@ static void vh_ev_push(struct vh_world *w, const struct iwcm_event *e)
 void vh_world_add(struct vh_world *w, struct iwcm_event_channel *ch, struct iwv_context *ctx)
 {
 	ck_assert_int_lt(w->nch, VH_MAX_CH);
-	vh_set_nonblock(ch->fd);
+	ih_set_nonblock(ch->fd, true);
 	w->ch[w->nch] = ch;
 	w->tick[w->nch] = NULL;
 	if (ctx) {

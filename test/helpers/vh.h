@@ -19,10 +19,10 @@
  * destructor returns 0, so each test also checks that nothing was left behind
  * (iwv_close_device() says EBUSY otherwise; ASan's leak check sees the rest).
  *
- * Compiled once (vh.c, in the verbs test helper library of test/meson.build,
- * vh_dep); only the public headers of the stack are used.  Failures are Check
+ * Compiled once: vh.c and ih.c make the helper library of test/meson.build
+ * (vh_dep), on the public headers of the stack only.  Failures are Check
  * failures of the calling test, so these helpers belong to the process Check
- * runs the test in (a forked peer uses ih.h).
+ * runs the test in; a forked peer uses ih.h (ih_set_nonblock() serves both).
  */
 #ifndef IW_VH_H
 #define IW_VH_H
@@ -54,9 +54,6 @@ extern int vh_deadline_ms;
 
 /* th_now_ms() + vh_deadline_ms. */
 uint64_t vh_deadline(void);
-
-/* Set O_NONBLOCK on fd. */
-void vh_set_nonblock(int fd);
 
 /* ---------------------------------------------------------------------- */
 /* The world: every channel pumped, every event kept                       */

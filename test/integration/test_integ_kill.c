@@ -39,13 +39,11 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,7 +51,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -62,6 +59,7 @@
 #include <iwarp/iwcm.h>
 #include <iwarp/iwv.h>
 
+#include "ih.h"
 #include "th.h"
 
 #define MIB	    (1024u * 1024u)
@@ -84,78 +82,6 @@
 #define WR_LATE	 200u
 #define WR_SLOTS 210u
 
-static bool in_peer;
-static pid_t g_peer;
-static uint64_t g_deadline;
-
-/* ---------------------------------------------------------------------- */
-/* Failing from either process                                             */
-/* ---------------------------------------------------------------------- */
-
-static void fail_at(const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4), noreturn));
-static void fail_at(const char *file, int line, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (in_peer) {
-		fprintf(stderr, "peer %d: %s:%d: %s\n", (int)getpid(), file, line, msg);
-		_exit(3);
-	}
-	if (g_peer > 0)
-		kill(g_peer, SIGKILL);
-	ck_abort_msg("%s:%d: %s", file, line, msg);
-	abort();
-}
-
-#define REQ(cond, ...)                                                                             \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			fail_at(__FILE__, __LINE__, __VA_ARGS__);                                  \
-	} while (0)
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void check_deadline(const char *what)
-{
-	REQ(now_ms() < g_deadline, "deadline passed while %s", what);
-}
-
-static void set_nonblock(int fd, bool on)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	REQ(fl >= 0, "F_GETFL: %s", strerror(errno));
-	fl = on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK;
-	REQ(fcntl(fd, F_SETFL, fl) == 0, "F_SETFL: %s", strerror(errno));
-}
-
-static void *map_region(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	REQ(p != MAP_FAILED, "mmap %zu: %s", len, strerror(errno));
-	return p;
-}
-
-static void loopback(struct sockaddr_in *sin, uint16_t port)
-{
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin->sin_port = htons(port);
-}
-
 /* ---------------------------------------------------------------------- */
 /* Processes                                                               */
 /* ---------------------------------------------------------------------- */
@@ -168,25 +94,18 @@ struct link {
 /* Fork a peer that never outlives the test; it runs fn and _exit()s. */
 static pid_t fork_peer(struct link *l, void (*fn)(struct link *l, int arg), int arg)
 {
-	pid_t parent = getpid(), pid;
+	pid_t pid;
 
 	REQ(pipe(l->up) == 0 && pipe(l->down) == 0, "pipe: %s", strerror(errno));
-	pid = fork();
-	REQ(pid >= 0, "fork: %s", strerror(errno));
+	pid = ih_fork_peer("peer", TEST_SECS);
 	if (pid == 0) {
-		in_peer = true;
 		close(l->up[0]);
 		close(l->down[1]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(4);
-		alarm(TEST_SECS);
 		fn(l, arg);
 		_exit(0);
 	}
 	close(l->up[1]);
 	close(l->down[0]);
-	g_peer = pid;
 	return pid;
 }
 
@@ -203,77 +122,26 @@ static uint16_t pipe_get(int fd)
 	return v;
 }
 
-/* Wait (bounded) for the peer; returns its wait status. */
-static int reap_peer(pid_t pid)
-{
-	int st = 0;
-	pid_t r;
-
-	while ((r = waitpid(pid, &st, WNOHANG)) == 0) {
-		if (now_ms() >= g_deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			g_peer = 0;
-			REQ(0, "the peer did not end");
-		}
-		usleep(5000);
-	}
-	REQ(r == pid, "waitpid: %s", strerror(errno));
-	g_peer = 0;
-	return st;
-}
-
 /* ---------------------------------------------------------------------- */
 /* Verbs objects of one process                                            */
 /* ---------------------------------------------------------------------- */
 
-struct side {
-	struct iwv_context *ctx;
-	struct iwv_pd *pd;
-	struct iwv_comp_channel *cch;
-	struct iwv_cq *cq;
-	struct iwcm_event_channel *ech;
-};
-
 /* no_thread: inline progress only, whatever IWARP_ENGINE_THREAD says */
-static void side_open(struct side *s, bool no_thread)
+static void side_open(struct ih_side *s, bool no_thread)
 {
 	struct iwv_context_attr ca;
+	struct iwv_context *ctx;
 
 	iwv_context_attr_default(&ca);
 	if (no_thread)
 		ca.engine_thread = 0;
-	s->ctx = iwv_open_context(&ca);
-	REQ(s->ctx, "iwv_open_context: %s", strerror(errno));
-	s->pd = iwv_alloc_pd(s->ctx);
-	REQ(s->pd, "iwv_alloc_pd: %s", strerror(errno));
-	s->cch = iwv_create_comp_channel(s->ctx);
-	REQ(s->cch, "iwv_create_comp_channel: %s", strerror(errno));
-	s->cq = iwv_create_cq(s->ctx, 1024, NULL, s->cch, 0);
-	REQ(s->cq, "iwv_create_cq: %s", strerror(errno));
-	s->ech = iwcm_create_event_channel_ctx(s->ctx);
-	REQ(s->ech, "iwcm_create_event_channel_ctx: %s", strerror(errno));
-	set_nonblock(s->ech->fd, true);
-}
-
-static void side_close(struct side *s)
-{
-	struct iwv_cq *ecq;
-	void *cctx;
-
-	set_nonblock(s->cch->fd, true);
-	while (iwv_get_cq_event(s->cch, &ecq, &cctx) == 0)
-		iwv_ack_cq_events(ecq, 1);
-	REQ(iwv_destroy_cq(s->cq) == 0, "iwv_destroy_cq");
-	REQ(iwv_destroy_comp_channel(s->cch) == 0, "iwv_destroy_comp_channel");
-	REQ(iwcm_destroy_event_channel(s->ech) == 0, "iwcm_destroy_event_channel: %s",
-	    strerror(errno));
-	REQ(iwv_dealloc_pd(s->pd) == 0, "iwv_dealloc_pd");
-	REQ(iwv_close_device(s->ctx) == 0, "iwv_close_device");
+	ctx = iwv_open_context(&ca);
+	REQ(ctx, "iwv_open_context: %s", strerror(errno));
+	ih_side_init(s, ctx, 1024);
 }
 
 /* Wait (bounded, O_NONBLOCK channel) for the next CM event; the caller acknowledges it. */
-static struct iwcm_event *next_event(struct side *s, const char *what)
+static struct iwcm_event *next_event(struct ih_side *s, const char *what)
 {
 	struct iwcm_event *ev;
 
@@ -283,12 +151,12 @@ static struct iwcm_event *next_event(struct side *s, const char *what)
 		if (iwcm_get_cm_event(s->ech, &ev) == 0)
 			return ev;
 		REQ(errno == EAGAIN, "iwcm_get_cm_event: %s", strerror(errno));
-		check_deadline(what);
+		ih_check_deadline(what);
 		poll(&p, 1, 50);
 	}
 }
 
-static struct iwcm_event *expect_event(struct side *s, enum iwcm_event_type type)
+static struct iwcm_event *expect_event(struct ih_side *s, enum iwcm_event_type type)
 {
 	struct iwcm_event *ev = next_event(s, iwcm_event_str(type));
 
@@ -302,11 +170,11 @@ static void ack(struct iwcm_event *ev)
 	REQ(iwcm_ack_cm_event(ev) == 0, "iwcm_ack_cm_event");
 }
 
-static void resolve(struct side *s, struct iwcm_id *id, uint16_t port)
+static void resolve(struct ih_side *s, struct iwcm_id *id, uint16_t port)
 {
-	struct sockaddr_in dst;
+	struct sockaddr_storage dst;
 
-	loopback(&dst, port);
+	th_loopback(AF_INET, port, &dst);
 	REQ(iwcm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0, "resolve_addr: %s",
 	    strerror(errno));
 	ack(expect_event(s, IWCM_EVENT_ADDR_RESOLVED));
@@ -314,12 +182,12 @@ static void resolve(struct side *s, struct iwcm_id *id, uint16_t port)
 	ack(expect_event(s, IWCM_EVENT_ROUTE_RESOLVED));
 }
 
-static struct iwcm_id *listen_any(struct side *s, uint16_t *port)
+static struct iwcm_id *listen_any(struct ih_side *s, uint16_t *port)
 {
 	struct iwcm_id *l;
-	struct sockaddr_in sin;
+	struct sockaddr_storage sin;
 
-	loopback(&sin, 0);
+	th_loopback(AF_INET, 0, &sin);
 	REQ(iwcm_create_id(s->ech, &l, NULL, IWCM_PS_TCP) == 0, "create_id");
 	REQ(iwcm_bind_addr(l, (struct sockaddr *)&sin) == 0, "bind: %s", strerror(errno));
 	REQ(iwcm_listen(l, 8) == 0, "listen: %s", strerror(errno));
@@ -328,7 +196,7 @@ static struct iwcm_id *listen_any(struct side *s, uint16_t *port)
 	return l;
 }
 
-static void make_qp(struct side *s, struct iwcm_id *id, uint32_t sq, uint32_t rq)
+static void make_qp(struct ih_side *s, struct iwcm_id *id, uint32_t sq, uint32_t rq)
 {
 	struct iwv_qp_init_attr qa = {0};
 
@@ -365,7 +233,7 @@ struct region {
 enum role { PEER_SERVER, PEER_CLIENT };
 
 /* Completions at the peer: counts our Sends it received.  Returns the completions seen. */
-static int peer_poll(struct side *s, int *got)
+static int peer_poll(struct ih_side *s, int *got)
 {
 	struct iwv_wc wc[32];
 	int n = iwv_poll_cq(s->cq, 32, wc);
@@ -380,14 +248,14 @@ static int peer_poll(struct side *s, int *got)
 static void peer_main(struct link *l, int role)
 {
 	size_t len = (size_t)(NOPS + PEER_RECVS + PEER_SENDS) * WR_SIZE;
-	uint8_t *mem = map_region(len), *target = mem, *rbuf = mem + (size_t)NOPS * WR_SIZE;
+	uint8_t *mem = ih_map(len), *target = mem, *rbuf = mem + (size_t)NOPS * WR_SIZE;
 	uint8_t *sbuf = rbuf + (size_t)PEER_RECVS * WR_SIZE;
 	struct iwcm_conn_param cp = {0};
 	struct iwcm_id *id;
 	struct iwcm_event *ev;
 	struct region reg = {.magic = MAGIC};
 	struct iwv_mr *mr;
-	struct side s;
+	struct ih_side s;
 	int got = 0;
 
 	memset(mem, 0x5A, len);
@@ -398,7 +266,7 @@ static void peer_main(struct link *l, int role)
 	REQ(mr, "iwv_reg_mr: %s", strerror(errno));
 	reg.rkey = mr->rkey;
 	reg.addr = (uintptr_t)target;
-	g_deadline = now_ms() + WAIT_MS;
+	ih_deadline = th_now_ms() + WAIT_MS;
 	if (role == PEER_SERVER) {
 		uint16_t port;
 
@@ -441,14 +309,14 @@ static void peer_main(struct link *l, int role)
 	 * library call: no more octets are read or written, so the transfer
 	 * stops in the middle until the kill.
 	 */
-	set_nonblock(s.cch->fd, true);
+	ih_set_nonblock(s.cch->fd, true);
 	while (got < PEER_STALL) {
 		struct pollfd p[2] = {{.fd = s.cch->fd, .events = POLLIN},
 				      {.fd = s.ech->fd, .events = POLLIN}};
 		struct iwv_cq *ecq;
 		void *cctx;
 
-		check_deadline("serving");
+		ih_check_deadline("serving");
 		while (iwcm_get_cm_event(s.ech, &ev) == 0) {
 			REQ(ev->event == IWCM_EVENT_ESTABLISHED, "peer: %s",
 			    iwcm_event_str(ev->event));
@@ -473,7 +341,7 @@ static void peer_main(struct link *l, int role)
 /* ---------------------------------------------------------------------- */
 
 struct local {
-	struct side s;
+	struct ih_side s;
 	struct iwcm_id *listen, *id;
 	struct iwv_mr *mr;
 	uint8_t *mem; /* Write/Send source | Read sink | receive buffers */
@@ -554,10 +422,10 @@ static void *killer_main(void *arg)
 	struct local *L = arg;
 	struct timespec ms = {.tv_nsec = 1000000};
 
-	while (now_ms() < g_deadline && !peer_stalled(L, 50))
+	while (th_now_ms() < ih_deadline && !peer_stalled(L, 50))
 		;
 	/* the main thread cannot finish without the peer: it will be asleep */
-	while (now_ms() < g_deadline) {
+	while (th_now_ms() < ih_deadline) {
 		if (atomic_load(&L->waiting)) {
 			kill_peer(L);
 			break;
@@ -576,7 +444,7 @@ static void local_setup(struct local *L, enum role peer_role, struct link *lk)
 
 	side_open(&L->s, false);
 	L->len = (size_t)(2 * NOPS + NRECV) * WR_SIZE;
-	L->mem = map_region(L->len);
+	L->mem = ih_map(L->len);
 	memset(L->mem, 0xA5, (size_t)NOPS * WR_SIZE);
 	L->mr = iwv_reg_mr(L->s.pd, L->mem, L->len, IWV_ACCESS_LOCAL_WRITE);
 	REQ(L->mr, "iwv_reg_mr: %s", strerror(errno));
@@ -694,7 +562,7 @@ static int local_poll(struct local *L)
 static void wait_busy(struct local *L)
 {
 	while (L->ncomp < ALL_POSTED) {
-		check_deadline("waiting for every completion");
+		ih_check_deadline("waiting for every completion");
 		local_poll(L);
 		if (!atomic_load(&L->killed) && peer_stalled(L, 0))
 			kill_peer(L);
@@ -705,7 +573,7 @@ static void wait_blocked(struct local *L)
 {
 	pthread_t t;
 
-	set_nonblock(L->s.cch->fd, false);
+	ih_set_nonblock(L->s.cch->fd, false);
 	REQ(pthread_create(&t, NULL, killer_main, L) == 0, "pthread_create");
 	/* the waits below are bounded by this alarm, not by a deadline */
 	alarm(WAIT_MS / 1000);
@@ -733,12 +601,12 @@ static void wait_disconnected(struct local *L, bool blocked)
 	struct iwcm_event *ev;
 
 	if (blocked) {
-		set_nonblock(L->s.ech->fd, false);
+		ih_set_nonblock(L->s.ech->fd, false);
 		alarm(WAIT_MS / 1000);
 		REQ(iwcm_get_cm_event(L->s.ech, &ev) == 0, "iwcm_get_cm_event: %s",
 		    strerror(errno));
 		alarm(0);
-		set_nonblock(L->s.ech->fd, true);
+		ih_set_nonblock(L->s.ech->fd, true);
 	} else {
 		ev = next_event(&L->s, "waiting for DISCONNECTED");
 	}
@@ -805,7 +673,7 @@ static void local_close(struct local *L)
 		REQ(iwcm_destroy_id(L->listen) == 0, "destroy listen id: %s", strerror(errno));
 	REQ(iwv_dereg_mr(L->mr) == 0, "dereg_mr");
 	munmap(L->mem, L->len);
-	side_close(&L->s);
+	ih_side_close(&L->s);
 }
 
 static void run_kill(enum role peer_role, bool blocked)
@@ -815,14 +683,14 @@ static void run_kill(enum role peer_role, bool blocked)
 	int st;
 
 	REQ(L, "calloc");
-	g_deadline = now_ms() + WAIT_MS;
+	ih_deadline = th_now_ms() + WAIT_MS;
 	L->pid = fork_peer(&lk, peer_main, peer_role);
 	L->stall_fd = lk.up[0];
 	local_setup(L, peer_role, &lk);
 	local_post_hello(L);
 	/* the peer's Sends first, so that some receives succeed before the end */
 	while (atomic_load(&L->rq_ok) < PEER_SENDS || L->count[WR_HELLO] == 0) {
-		check_deadline("waiting for the peer's Sends");
+		ih_check_deadline("waiting for the peer's Sends");
 		local_poll(L);
 	}
 	local_post_all(L);
@@ -833,7 +701,7 @@ static void run_kill(enum role peer_role, bool blocked)
 
 	REQ(atomic_load(&L->killed), "every WR completed, the peer was never killed");
 	REQ(atomic_load(&L->alive_at_kill), "the peer had died before the kill");
-	st = reap_peer(L->pid);
+	st = ih_reap_peer(L->pid);
 	REQ(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "peer status %#x", st);
 	/* one poll may reap more than PEER_STALL of them (a faster engine did) */
 	REQ(pipe_get(L->stall_fd) >= PEER_STALL, "the peer stopped at the wrong place");
@@ -864,20 +732,19 @@ static void run_kill(enum role peer_role, bool blocked)
 static void mute_main(struct link *l, int wait_kill)
 {
 	static const char key[] = "MPA ID Req Frame";
-	struct sockaddr_in sin;
-	socklen_t sl = sizeof(sin);
+	struct sockaddr_storage ss;
+	socklen_t sl = th_loopback(AF_INET, 0, &ss);
 	char buf[4096];
 	size_t got = 0;
 	int s, c, one = 1;
 
-	loopback(&sin, 0);
 	s = socket(AF_INET, SOCK_STREAM, 0);
 	REQ(s >= 0, "socket: %s", strerror(errno));
 	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	REQ(bind(s, (struct sockaddr *)&sin, sizeof(sin)) == 0, "bind: %s", strerror(errno));
+	REQ(bind(s, (struct sockaddr *)&ss, sl) == 0, "bind: %s", strerror(errno));
 	REQ(listen(s, 1) == 0, "listen: %s", strerror(errno));
-	REQ(getsockname(s, (struct sockaddr *)&sin, &sl) == 0, "getsockname");
-	pipe_put(l->up[1], ntohs(sin.sin_port));
+	REQ(getsockname(s, (struct sockaddr *)&ss, &sl) == 0, "getsockname");
+	pipe_put(l->up[1], ntohs(((struct sockaddr_in *)&ss)->sin_port));
 	c = accept(s, NULL, NULL);
 	REQ(c >= 0, "accept: %s", strerror(errno));
 	while (got < sizeof(key) - 1) {
@@ -900,23 +767,23 @@ static void mute_main(struct link *l, int wait_kill)
 
 static void run_mpa(bool killed)
 {
-	struct sockaddr_in dst;
+	struct sockaddr_storage dst;
 	struct iwcm_options opt;
 	struct iwcm_event *ev;
 	struct iwv_wc wc[4];
 	struct iwcm_id *id;
 	struct iwv_mr *mr;
-	struct side s;
+	struct ih_side s;
 	struct link lk;
 	uint8_t *buf;
 	int st, n, seen = 0;
 	uint64_t t_connect;
 	pid_t pid;
 
-	g_deadline = now_ms() + WAIT_MS;
+	ih_deadline = th_now_ms() + WAIT_MS;
 	pid = fork_peer(&lk, mute_main, killed);
 	side_open(&s, false);
-	buf = map_region(8192);
+	buf = ih_map(8192);
 	mr = iwv_reg_mr(s.pd, buf, 8192, IWV_ACCESS_LOCAL_WRITE);
 	REQ(mr, "iwv_reg_mr: %s", strerror(errno));
 	REQ(iwcm_create_id(s.ech, &id, NULL, IWCM_PS_TCP) == 0, "create_id");
@@ -925,7 +792,7 @@ static void run_mpa(bool killed)
 	/* killed: a timer shorter than the wait would hide a lost connection that is ignored */
 	opt.timeout_ms = killed ? 2 * MPA_WAIT_MS : MPA_TMO_MS;
 	REQ(iwcm_set_options(id, &opt) == 0, "set_options: %s", strerror(errno));
-	loopback(&dst, pipe_get(lk.up[0]));
+	th_loopback(AF_INET, pipe_get(lk.up[0]), &dst);
 	REQ(iwcm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0, "resolve_addr");
 	ack(expect_event(&s, IWCM_EVENT_ADDR_RESOLVED));
 	REQ(iwcm_resolve_route(id, 2000) == 0, "resolve_route");
@@ -942,8 +809,8 @@ static void run_mpa(bool killed)
 		REQ(iwv_post_send(id->qp, &wr, &bad) == 0, "post_send before connect");
 	}
 	REQ(iwcm_connect(id, NULL) == 0, "connect: %s", strerror(errno));
-	t_connect = now_ms();
-	g_deadline = t_connect + MPA_WAIT_MS;
+	t_connect = th_now_ms();
+	ih_deadline = t_connect + MPA_WAIT_MS;
 	if (killed) {
 		struct pollfd p[2] = {{.fd = lk.up[0], .events = POLLIN},
 				      {.fd = s.ech->fd, .events = POLLIN}};
@@ -954,7 +821,7 @@ static void run_mpa(bool killed)
 			    "connect ended before the kill");
 			if (poll(p, 2, 50) > 0 && (p[0].revents & POLLIN))
 				break;
-			check_deadline("waiting for the peer to read the MPA Request");
+			ih_check_deadline("waiting for the peer to read the MPA Request");
 		}
 		pipe_get(lk.up[0]);
 		REQ(waitpid(pid, &st, WNOHANG) == 0, "the peer died on its own");
@@ -964,7 +831,7 @@ static void run_mpa(bool killed)
 				   : "waiting for the MPA timeout");
 	fprintf(stderr, "MPA peer %s: %s, status %d, iw_err %d after %" PRIu64 " ms\n",
 		killed ? "killed" : "silent", iwcm_event_str(ev->event), ev->status, ev->iw_err,
-		now_ms() - t_connect);
+		th_now_ms() - t_connect);
 	REQ(ev->event == IWCM_EVENT_UNREACHABLE || ev->event == IWCM_EVENT_CONNECT_ERROR,
 	    "connect ended with %s (status %d)", iwcm_event_str(ev->event), ev->status);
 	REQ(ev->id == id && ev->status < 0, "status %d", ev->status);
@@ -972,9 +839,9 @@ static void run_mpa(bool killed)
 		REQ(ev->status != -ETIMEDOUT, "the lost connection went unnoticed until the timer");
 	ack(ev);
 	/* the WRs posted before the connect are flushed, once each */
-	g_deadline = now_ms() + WAIT_MS;
+	ih_deadline = th_now_ms() + WAIT_MS;
 	while (seen < 2) {
-		check_deadline("waiting for the flush of the early WRs");
+		ih_check_deadline("waiting for the flush of the early WRs");
 		n = iwv_poll_cq(s.cq, 4, wc);
 		REQ(n >= 0, "poll_cq");
 		for (int i = 0; i < n; i++) {
@@ -991,8 +858,8 @@ static void run_mpa(bool killed)
 	REQ(iwcm_destroy_id(id) == 0, "destroy_id: %s", strerror(errno));
 	REQ(iwv_dereg_mr(mr) == 0, "dereg_mr");
 	munmap(buf, 8192);
-	side_close(&s);
-	st = reap_peer(pid);
+	ih_side_close(&s);
+	st = ih_reap_peer(pid);
 	if (killed)
 		REQ(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "peer status %#x", st);
 	else

@@ -42,19 +42,16 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,6 +61,7 @@
 #include <iwarp/iwv.h>
 #include <iwarp/mpa.h>
 
+#include "ih.h"
 #include "th.h"
 
 #define NQP	  64
@@ -112,60 +110,6 @@ enum wr_kind { K_CHUNK = 1, K_MSG, K_RECV };
 
 static uint64_t g_seed;
 static uint32_t g_nchunk; /* chunks per QP */
-static bool in_peer;	  /* this process is the forked server: failures _exit() */
-static pid_t g_peer;	  /* client: the server process, while it runs */
-static uint64_t g_deadline;
-
-/* ---------------------------------------------------------------------- */
-/* Failing from either process                                             */
-/* ---------------------------------------------------------------------- */
-
-static void fail_at(const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4), noreturn));
-static void fail_at(const char *file, int line, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (in_peer) {
-		/* Check's reporting belongs to the parent: the peer speaks by exit status. */
-		fprintf(stderr, "server %d: %s:%d: %s\n", (int)getpid(), file, line, msg);
-		_exit(3);
-	}
-	if (g_peer > 0) {
-		int st = 0;
-
-		/* a failing server closes its connections: its own message says why */
-		if (waitpid(g_peer, &st, WNOHANG) == g_peer)
-			ck_abort_msg("%s:%d: %s (the server had exited, status %#x)", file, line,
-				     msg, st);
-		kill(g_peer, SIGKILL);
-	}
-	ck_abort_msg("%s:%d: %s", file, line, msg);
-	abort();
-}
-
-#define REQ(cond, ...)                                                                             \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			fail_at(__FILE__, __LINE__, __VA_ARGS__);                                  \
-	} while (0)
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void check_deadline(const char *what)
-{
-	REQ(now_ms() < g_deadline, "deadline passed while %s", what);
-}
 
 /* ---------------------------------------------------------------------- */
 /* Data                                                                    */
@@ -212,73 +156,23 @@ static uint64_t chunk_mix(uint32_t k, const void *buf)
 	return x ^ (x >> 31);
 }
 
-static void *map_region(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	REQ(p != MAP_FAILED, "mmap %zu: %s", len, strerror(errno));
-	return p;
-}
-
 /* ---------------------------------------------------------------------- */
 /* One process's verbs objects and its event loop                          */
 /* ---------------------------------------------------------------------- */
 
-struct side {
-	struct iwv_context *ctx;
-	struct iwv_pd *pd;
-	struct iwv_comp_channel *cch;
-	struct iwv_cq *cq;
-	struct iwcm_event_channel *ech;
-	void (*on_wc)(void *arg, const struct iwv_wc *wc);
-	void (*on_ev)(void *arg, struct iwcm_event *ev);
-	void *arg;
-};
-
-static void set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	REQ(fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0, "O_NONBLOCK: %s", strerror(errno));
-}
-
-static void side_open(struct side *s, int cqe)
+static void side_open(struct ih_side *s, int cqe)
 {
 	struct iwv_device **devs = iwv_get_device_list(NULL);
+	struct iwv_context *ctx;
 
 	REQ(devs && devs[0], "no device");
-	s->ctx = iwv_open_device(devs[0]);
+	ctx = iwv_open_device(devs[0]);
 	iwv_free_device_list(devs);
-	REQ(s->ctx, "iwv_open_device: %s", strerror(errno));
-	s->pd = iwv_alloc_pd(s->ctx);
-	REQ(s->pd, "iwv_alloc_pd: %s", strerror(errno));
-	s->cch = iwv_create_comp_channel(s->ctx);
-	REQ(s->cch, "iwv_create_comp_channel: %s", strerror(errno));
-	set_nonblock(s->cch->fd);
-	s->cq = iwv_create_cq(s->ctx, cqe, NULL, s->cch, 0);
-	REQ(s->cq, "iwv_create_cq: %s", strerror(errno));
-	s->ech = iwcm_create_event_channel_ctx(s->ctx);
-	REQ(s->ech, "iwcm_create_event_channel_ctx: %s", strerror(errno));
-	set_nonblock(s->ech->fd);
+	REQ(ctx, "iwv_open_device: %s", strerror(errno));
+	ih_side_init(s, ctx, cqe);
 }
 
-static void side_close(struct side *s)
-{
-	struct iwv_cq *ecq;
-	void *cctx;
-
-	/* an event of the last arming may still be queued: take and acknowledge it */
-	while (iwv_get_cq_event(s->cch, &ecq, &cctx) == 0)
-		iwv_ack_cq_events(ecq, 1);
-	REQ(iwv_destroy_cq(s->cq) == 0, "iwv_destroy_cq");
-	REQ(iwv_destroy_comp_channel(s->cch) == 0, "iwv_destroy_comp_channel");
-	REQ(iwcm_destroy_event_channel(s->ech) == 0, "iwcm_destroy_event_channel: %s",
-	    strerror(errno));
-	REQ(iwv_dealloc_pd(s->pd) == 0, "iwv_dealloc_pd");
-	REQ(iwv_close_device(s->ctx) == 0, "iwv_close_device");
-}
-
-static int side_poll_cq(struct side *s)
+static int side_poll_cq(struct ih_side *s)
 {
 	struct iwv_wc wc[64];
 	int n = iwv_poll_cq(s->cq, 64, wc);
@@ -295,7 +189,7 @@ static int side_poll_cq(struct side *s)
  * readable on its own events and, without an engine thread, on socket
  * activity that the next call turns into progress).
  */
-static void side_step(struct side *s)
+static void side_step(struct ih_side *s)
 {
 	struct iwcm_event *ev;
 	struct pollfd p[2];
@@ -374,7 +268,7 @@ struct srv_qp {
 };
 
 struct srv {
-	struct side s;
+	struct ih_side s;
 	struct iwcm_id *listen;
 	struct srv_qp q[NQP];
 	int conns, estab;
@@ -528,7 +422,7 @@ static void srv_connect_request(struct srv *sv, struct iwcm_event *ev)
 	q->id = ev->id;
 	q->id->context = q;
 	q->len = (size_t)(SLOTS + NRECV) * CHUNK + (size_t)NRECV * HDR;
-	q->mem = map_region(q->len);
+	q->mem = ih_map(q->len);
 	q->mr = iwv_reg_mr(sv->s.pd, q->mem, q->len,
 			   IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE |
 				   IWV_ACCESS_REMOTE_READ);
@@ -615,7 +509,7 @@ static void run_server(int port_fd)
 	close(port_fd);
 
 	while (!srv_all_done(sv)) {
-		check_deadline("serving");
+		ih_check_deadline("serving");
 		side_step(&sv->s);
 	}
 	/* Nothing else may complete: every WR was accounted for above. */
@@ -629,7 +523,7 @@ static void run_server(int port_fd)
 		munmap(q->mem, q->len);
 	}
 	REQ(iwcm_destroy_id(sv->listen) == 0, "destroy listen id: %s", strerror(errno));
-	side_close(&sv->s);
+	ih_side_close(&sv->s);
 	free(sv);
 }
 
@@ -658,7 +552,7 @@ struct cli_qp {
 };
 
 struct cli {
-	struct side s;
+	struct ih_side s;
 	struct cli_qp q[NQP];
 	struct sockaddr_in dst;
 	int connects, estab, finished, disc;
@@ -871,7 +765,7 @@ static void cli_route_resolved(struct cli *c, struct cli_qp *q)
 	struct hello h = {.magic = MAGIC, .qp = q->qi};
 
 	q->len = (size_t)SLOTS * CHUNK + (size_t)(SLOTS + NRECV) * HDR;
-	q->mem = map_region(q->len);
+	q->mem = ih_map(q->len);
 	q->mr = iwv_reg_mr(c->s.pd, q->mem, q->len, IWV_ACCESS_LOCAL_WRITE);
 	REQ(q->mr, "iwv_reg_mr: %s", strerror(errno));
 	qa.send_cq = c->s.cq;
@@ -942,39 +836,20 @@ static bool cli_all_flushed(struct cli *c)
 
 static void wait_child(pid_t pid)
 {
-	int st = 0;
-	pid_t r;
+	int st = ih_reap_peer(pid);
 
-	while ((r = waitpid(pid, &st, WNOHANG)) == 0) {
-		if (now_ms() >= g_deadline) {
-			g_peer = 0;
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			REQ(0, "the server did not finish");
-		}
-		usleep(10000);
-	}
-	g_peer = 0;
-	REQ(r == pid, "waitpid: %s", strerror(errno));
 	REQ(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the server failed (status %#x)", st);
 }
 
 static pid_t fork_server(uint16_t *port)
 {
 	int pfd[2];
-	pid_t parent = getpid(), pid;
+	pid_t pid;
 
 	REQ(pipe(pfd) == 0, "pipe");
-	pid = fork();
-	REQ(pid >= 0, "fork: %s", strerror(errno));
+	pid = ih_fork_peer("server", TEST_SECS);
 	if (pid == 0) {
-		in_peer = true;
 		close(pfd[0]);
-		/* never outlive the test, whatever happens to it */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(4);
-		alarm(TEST_SECS);
 		run_server(pfd[1]);
 		_exit(0);
 	}
@@ -993,10 +868,9 @@ static void run_many(bool engine_thread)
 
 	REQ(c, "calloc");
 	g_seed = th_seed_from_env();
-	g_deadline = now_ms() + WAIT_MS;
+	ih_deadline = th_now_ms() + WAIT_MS;
 	/* before any context exists: the server must not inherit threads or sockets */
 	pid = fork_server(&port);
-	g_peer = pid;
 	if (engine_thread)
 		setenv("IWARP_ENGINE_THREAD", "1", 1);
 	side_open(&c->s, 4096);
@@ -1007,7 +881,7 @@ static void run_many(bool engine_thread)
 	c->dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	c->dst.sin_port = htons(port);
 
-	t0 = now_ms();
+	t0 = th_now_ms();
 	for (uint32_t i = 0; i < NQP; i++) {
 		struct cli_qp *q = &c->q[i];
 
@@ -1018,32 +892,32 @@ static void run_many(bool engine_thread)
 		    "resolve_addr: %s", strerror(errno));
 	}
 	while (c->connects < NQP) {
-		check_deadline("connecting");
+		ih_check_deadline("connecting");
 		side_step(&c->s);
 	}
 	while (c->estab < NQP) {
-		check_deadline("waiting for ESTABLISHED");
+		ih_check_deadline("waiting for ESTABLISHED");
 		side_step(&c->s);
 	}
-	t1 = now_ms();
+	t1 = th_now_ms();
 	fprintf(stderr, "%d connections established in %" PRIu64 " ms (engine %s%s)\n", NQP,
 		t1 - t0, iwv_context_engine_name(c->s.ctx), engine_thread ? ", engine thread" : "");
 
 	while (c->finished < NQP) {
-		check_deadline("moving data");
+		ih_check_deadline("moving data");
 		for (int i = 0; i < NQP; i++)
 			cli_drive(&c->q[i]);
 		side_step(&c->s);
 	}
 	bytes = (uint64_t)NQP * g_nchunk * CHUNK;
-	t0 = now_ms();
+	t0 = th_now_ms();
 	fprintf(stderr, "%" PRIu64 " MiB moved in %" PRIu64 " ms (%.2f GB/s)\n", bytes / MIB,
 		t0 - t1, (double)bytes / (double)((t0 - t1) ? (t0 - t1) : 1) / 1e6);
 
 	for (int i = 0; i < NQP; i++)
 		REQ(iwcm_disconnect(c->q[i].id) == 0, "disconnect: %s", strerror(errno));
 	while (c->disc < NQP || !cli_all_flushed(c)) {
-		check_deadline("disconnecting");
+		ih_check_deadline("disconnecting");
 		side_step(&c->s);
 	}
 	REQ(side_poll_cq(&c->s) == 0, "extra completions");
@@ -1055,7 +929,7 @@ static void run_many(bool engine_thread)
 		REQ(iwv_dereg_mr(q->mr) == 0, "dereg_mr");
 		munmap(q->mem, q->len);
 	}
-	side_close(&c->s);
+	ih_side_close(&c->s);
 	if (engine_thread)
 		unsetenv("IWARP_ENGINE_THREAD");
 	wait_child(pid);

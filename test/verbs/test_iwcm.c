@@ -29,6 +29,7 @@
 #include <iwarp/iwv.h>
 #include <iwarp/mpa.h>
 
+#include "ih.h"
 #include "th.h"
 #include "vh.h"
 
@@ -111,7 +112,7 @@ static int raw_connect(uint16_t port)
 	th_loopback(AF_INET, port, &ss);
 	ck_assert_msg(connect(fd, (struct sockaddr *)&ss, sizeof(struct sockaddr_in)) == 0,
 		      "connect: %s", strerror(errno));
-	vh_set_nonblock(fd);
+	ih_set_nonblock(fd, true);
 	return fd;
 }
 
@@ -216,7 +217,7 @@ START_TEST(get_cm_event_on_a_nonblocking_channel_without_event_returns_eagain)
 	struct iwcm_event *e = NULL;
 
 	ck_assert_ptr_nonnull(ch);
-	vh_set_nonblock(ch->fd);
+	ih_set_nonblock(ch->fd, true);
 	errno = 0;
 	ck_assert_int_eq(iwcm_get_cm_event(ch, &e), -1);
 	ck_assert_int_eq(errno, EAGAIN);
@@ -394,7 +395,7 @@ START_TEST(destroy_id_drops_its_queued_events_not_yet_returned)
 	ck_assert_int_eq(iwcm_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0);
 	ck_assert_int_eq(poll(&pfd, 1, vh_deadline_ms), 1);
 	ck_assert_int_eq(iwcm_destroy_id(id), 0);
-	vh_set_nonblock(ch->fd);
+	ih_set_nonblock(ch->fd, true);
 	errno = 0;
 	ck_assert_int_eq(iwcm_get_cm_event(ch, &e), -1);
 	ck_assert_int_eq(errno, EAGAIN);

@@ -32,6 +32,7 @@
 #include <iwarp/iwcm.h>
 #include <iwarp/iwv.h>
 
+#include "ih.h"
 #include "th.h"
 #include "vh.h"
 
@@ -433,7 +434,7 @@ START_TEST(get_cq_event_on_a_nonblocking_channel_without_event_returns_eagain)
 	void *cqc = NULL;
 
 	ck_assert_ptr_nonnull(cq);
-	vh_set_nonblock(cc->fd);
+	ih_set_nonblock(cc->fd, true);
 	ck_assert_int_eq(iwv_req_notify_cq(cq, 0), 0);
 	errno = 0;
 	ck_assert_int_eq(iwv_get_cq_event(cc, &got, &cqc), -1);
@@ -1296,7 +1297,7 @@ START_TEST(an_armed_cq_makes_the_channel_fd_readable_and_get_cq_event_returns_it
 	cfg.two_ctx = true;
 	cfg.comp_channel = true;
 	vh_pair_up(&p, &cfg);
-	vh_set_nonblock(p.s.cc->fd);
+	ih_set_nonblock(p.s.cc->fd, true);
 	src = vh_buf_new(&p, &p.c, 64, IWV_ACCESS_LOCAL_WRITE);
 	rcv = vh_buf_new(&p, &p.s, 64, IWV_ACCESS_LOCAL_WRITE);
 	vh_post_recv(p.s.qp, 1, rcv, 0, 64);
@@ -1338,7 +1339,7 @@ START_TEST(destroy_cq_with_an_unacknowledged_event_returns_ebusy)
 	vh_cfg_default(&cfg);
 	cfg.comp_channel = true;
 	vh_pair_up(&p, &cfg);
-	vh_set_nonblock(p.s.cc->fd);
+	ih_set_nonblock(p.s.cc->fd, true);
 	src = vh_buf_new(&p, &p.c, 8, IWV_ACCESS_LOCAL_WRITE);
 	rcv = vh_buf_new(&p, &p.s, 8, IWV_ACCESS_LOCAL_WRITE);
 	vh_post_recv(p.s.qp, 1, rcv, 0, 8);
@@ -1372,7 +1373,7 @@ START_TEST(solicited_only_notification_fires_for_the_solicited_send_alone)
 	cfg.comp_channel = true;
 	cfg.two_ctx = true;
 	vh_pair_up(&p, &cfg);
-	vh_set_nonblock(p.s.cc->fd);
+	ih_set_nonblock(p.s.cc->fd, true);
 	src = vh_buf_new(&p, &p.c, 32, IWV_ACCESS_LOCAL_WRITE);
 	rcv = vh_buf_new(&p, &p.s, 64, IWV_ACCESS_LOCAL_WRITE);
 	vh_post_recv(p.s.qp, 1, rcv, 0, 32);
