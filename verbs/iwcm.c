@@ -21,6 +21,13 @@
  *            end in DOWN: after a Terminate we send FIN and wait for the
  *            peer's (bounded by close_timeout_ms, then RST).
  *
+ * The id is its QP's link (iwv_qp_link.h): it feeds the QP's rdmap_qp,
+ * starts it, drains its completions and flushes it; the QP calls back only to
+ * kick (work posted) or detach (QP destroyed or moved to ERR).  Its timers
+ * (startup timeout, first-FPDU pause, close wait) live in the context's timer
+ * set.  A destroyed id is freed from a zero-delay timer once the engine has
+ * released its endpoint, never inside an engine callback.
+ *
  * Nothing posted is lost: whenever a connection ends, its QP is flushed.
  * Passive connections are bounded by the listen backlog (pending MPA
  * exchanges plus unanswered requests), so a flood of TCP connections costs
@@ -36,10 +43,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <iwarp/iwcm.h>
 #include <iwarp/mpa.h>
 
 #include "iw_bytes.h"
-#include "iwv_int.h"
+#include "iwv_ctx.h"
+#include "iwv_qp_link.h"
 
 enum id_state {
 	ID_IDLE,
@@ -93,15 +102,17 @@ struct iwcm_id_int {
 	struct iwv_ctx *ctx;
 	enum id_state state;
 	struct iwcm_options opt;
-	struct iwcm_id_int *listener; /* passive: the listening id (NULL once it is gone) */
-	struct iwcm_id_int *next;     /* ctx->ids */
-	int pending;		      /* listener: children not yet accepted/rejected */
+	/* passive: the listening id while the connection is pending (MPA, CONNECT_REQUEST,
+	 * accepting); the listener lists its pending children (kids, kid_prev/next) */
+	struct iwcm_id_int *listener;
+	struct iwcm_id_int *kids, *kid_prev, *kid_next;
+	int pending; /* listener: children not yet accepted/rejected */
 	int backlog;
 	int fd; /* socket before the ep owns it (bound, not yet listening/connecting) */
 	struct iwv_ep ep;
 	bool ep_on;	 /* added to the engine and not removed */
 	bool ep_pending; /* removed, released() not yet called */
-	bool freed;	 /* destroyed by the program: free on released() */
+	bool freed;	 /* released: freed by t_free once the engine let go of ep */
 	bool tx_mpa;	 /* the last tx_iov() offered MPA startup octets */
 	bool in_tx;	 /* inside tx_done(): the engine loops by itself */
 	bool fin_sent;
@@ -113,10 +124,13 @@ struct iwcm_id_int {
 	uint8_t *rxbuf;
 	size_t rxcap;
 	struct mpa_setup *mpa;
-	struct iwv_qp_int *qp;
+	struct iwv_qp *qp; /* attached QP: we are its link (iwv_qp_link.h) */
 	uint8_t conn_pd[MPA_PD_MAX];
 	uint16_t conn_pd_len;
-	uint64_t t_setup, t_hold, t_close;
+	/* in the context's timers: TCP connect + MPA timeout, the initiator's
+	 * first-FPDU pause, the wait for the peer's FIN, freeing a released id */
+	struct iw_timer t_setup, t_hold, t_close, t_free;
+	struct iw_list reclaim; /* on ctx->reclaim from release to free */
 };
 
 static const struct iwv_ep_ops stream_ops, listen_ops;
@@ -244,39 +258,31 @@ static void ev_set_params(struct ev_int *ev, const struct mpa_params *p)
 /* Timers                                                                   */
 /* ---------------------------------------------------------------------- */
 
-static uint64_t id_next_timer(const struct iwcm_id_int *id)
-{
-	uint64_t t = UINT64_MAX;
+#define id_of_timer(t, member)                                                                     \
+	((struct iwcm_id_int *)(void *)((char *)(t)-offsetof(struct iwcm_id_int, member)))
 
-	if (id->t_setup)
-		t = IW_MIN(t, id->t_setup);
-	if (id->t_hold)
-		t = IW_MIN(t, id->t_hold);
-	if (id->t_close)
-		t = IW_MIN(t, id->t_close);
-	return t;
+/* Arm one of the id's timers `ms` from now. */
+static void id_timer_in(struct iwcm_id_int *id, struct iw_timer *t, uint32_t ms)
+{
+	iwv_ctx_timer_arm(id->ctx, t, iwv_now_ns() + (uint64_t)ms * 1000000u);
 }
 
-static void timer_note(struct iwcm_id_int *id, uint64_t t)
+static void id_timer_stop(struct iwcm_id_int *id, struct iw_timer *t)
 {
-	struct iwv_ctx *ctx = id->ctx;
-
-	if (t < ctx->next_timer) {
-		ctx->next_timer = t;
-		iwv_ctx_arm_timer(ctx);
-		if (ctx->thread_on)
-			iwv_efd_signal(ctx->wake_fd, true);
-	}
+	iw_timer_cancel(&id->ctx->timers, t);
 }
 
-static uint64_t ms_from_now(uint32_t ms)
+/* The connection timers (the startup timeout, the first-FPDU pause, the close wait). */
+static void id_conn_timers_stop(struct iwcm_id_int *id)
 {
-	return iwv_now_ns() + (uint64_t)ms * 1000000u;
+	id_timer_stop(id, &id->t_setup);
+	id_timer_stop(id, &id->t_hold);
+	id_timer_stop(id, &id->t_close);
 }
 
-uint64_t iwcm_next_timer(struct iwv_ctx *ctx)
+static struct rdmap_qp *id_rq(const struct iwcm_id_int *id)
 {
-	return ctx->next_timer;
+	return id->qp ? iwv_qp_rdmap(id->qp) : NULL;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -285,6 +291,8 @@ uint64_t iwcm_next_timer(struct iwv_ctx *ctx)
 
 static void id_free(struct iwcm_id_int *id)
 {
+	id_conn_timers_stop(id);
+	id_timer_stop(id, &id->t_free);
 	if (id->fd >= 0)
 		close(id->fd);
 	free(id->rxbuf);
@@ -306,12 +314,12 @@ static void conn_end(struct iwcm_id_int *id, bool abort)
 		id->ep_pending = true;
 		iwv_engine_remove(id->ctx->eng, &id->ep, abort);
 	}
-	id->t_setup = id->t_hold = id->t_close = 0;
+	id_conn_timers_stop(id);
 	set_state(id, ID_DOWN);
-	if (id->qp && id->qp->pub.state != IWV_QPS_ERR)
+	if (id->qp && id->qp->state != IWV_QPS_ERR)
 		iwv_qp_flush_all(id->qp);
 	if (id->estab && !id->disc) {
-		int err = id->qp ? rdmap_qp_error(id->qp->rq) : 0;
+		int err = id->qp ? rdmap_qp_error(id_rq(id)) : 0;
 
 		/* The peer's FIN ending the stream is how a disconnect looks from this
 		 * side: not an error.  A reset, a Terminate or a timeout is. */
@@ -322,46 +330,64 @@ static void conn_end(struct iwcm_id_int *id, bool abort)
 	}
 }
 
-static void child_dropped(struct iwcm_id_int *id)
+/* A new pending child of listener `l`. */
+static void child_add(struct iwcm_id_int *l, struct iwcm_id_int *id)
 {
-	if (id->listener) {
-		id->listener->pending--;
-		id->listener = NULL;
-	}
+	id->listener = l;
+	id->kid_prev = NULL;
+	id->kid_next = l->kids;
+	if (l->kids)
+		l->kids->kid_prev = id;
+	l->kids = id;
+	l->pending++;
 }
 
-static void id_unlink(struct iwcm_id_int *id)
+/* The child is no longer pending (accepted, rejected, failed, or its listener goes). */
+static void child_dropped(struct iwcm_id_int *id)
 {
-	for (struct iwcm_id_int **pp = &id->ctx->ids; *pp; pp = &(*pp)->next)
-		if (*pp == id) {
-			*pp = id->next;
-			return;
-		}
+	struct iwcm_id_int *l = id->listener;
+
+	if (!l)
+		return;
+	if (id->kid_prev)
+		id->kid_prev->kid_next = id->kid_next;
+	else
+		l->kids = id->kid_next;
+	if (id->kid_next)
+		id->kid_next->kid_prev = id->kid_prev;
+	id->kid_prev = id->kid_next = NULL;
+	l->pending--;
+	id->listener = NULL;
+}
+
+static void id_free_fire(struct iw_timer *t, uint64_t now)
+{
+	struct iwcm_id_int *id = id_of_timer(t, t_free);
+
+	iw_list_del(&id->reclaim);
+	id_free(id);
+}
+
+/* Free a released id from the timers (outside every engine callback) once
+ * the engine has let go of its endpoint. */
+static void id_free_when_released(struct iwcm_id_int *id)
+{
+	if (id->freed && !id->ep_on && !id->ep_pending)
+		iwv_ctx_timer_arm(id->ctx, &id->t_free, 0);
 }
 
 /*
- * The id is gone for the program (or was never known to it).  It is freed by
- * iwcm_sweep() once the engine has released its endpoint: never inside an
- * engine callback, which may still be running on it.
+ * The id is gone for the program (or was never known to it).  It is freed
+ * once the engine has released its endpoint (ep_released), from a timer:
+ * never inside an engine callback, which may still be running on it.  Until
+ * then it stays on ctx->reclaim, so that iwv_close_device waits for it.
  */
 static void id_release(struct iwcm_id_int *id)
 {
 	id->freed = true;
-	id_unlink(id);
-	id->next = id->ctx->dead;
-	id->ctx->dead = id;
-}
-
-void iwcm_sweep(struct iwv_ctx *ctx)
-{
-	for (struct iwcm_id_int **pp = &ctx->dead, *id; (id = *pp);) {
-		if (id->ep_pending || id->ep_on) {
-			pp = &id->next;
-			continue;
-		}
-		*pp = id->next;
-		id_free(id);
-	}
+	iw_list_add_tail(&id->ctx->reclaim, &id->reclaim);
+	id_conn_timers_stop(id);
+	id_free_when_released(id);
 }
 
 /*
@@ -427,33 +453,23 @@ static uint32_t conn_mulpdu(struct iwcm_id_int *id, bool markers_tx)
 /* MPA is done: start the QP with what was negotiated. */
 static int qp_go(struct iwcm_id_int *id, const struct mpa_params *p, bool initiator)
 {
-	struct iwv_qp_int *qp = id->qp;
-	struct mpa_params pp = *p;
-	int r;
+	int r = iwv_qp_start(id->qp, conn_mulpdu(id, p->markers_tx), initiator, p);
 
-	pp.ird = IW_MIN(pp.ird, (uint16_t)IWV_QP_IRD_CAP);
-	pp.ord = IW_MIN(pp.ord, (uint16_t)IWV_QP_ORD_CAP);
-	r = rdmap_qp_set_link(qp->rq, conn_mulpdu(id, pp.markers_tx), initiator);
-	if (r == IW_OK)
-		r = rdmap_qp_start(qp->rq, &pp);
 	if (r != IW_OK)
 		return r;
-	qp->ird = pp.ird;
-	qp->ord = pp.ord;
-	qp->pub.state = IWV_QPS_RTS;
-	if (initiator && id->opt.first_fpdu_delay_ms) {
-		id->t_hold = ms_from_now(id->opt.first_fpdu_delay_ms);
-		timer_note(id, id->t_hold);
-	}
+	if (initiator && id->opt.first_fpdu_delay_ms)
+		id_timer_in(id, &id->t_hold, id->opt.first_fpdu_delay_ms);
 	trace(id, "full operation: rev %u crc %d markers tx %d rx %d p2p %d rtr %u ird %u ord %u",
-	      pp.rev, pp.crc, pp.markers_tx, pp.markers_rx, pp.p2p, pp.rtr, pp.ird, pp.ord);
+	      p->rev, p->crc, p->markers_tx, p->markers_rx, p->p2p, p->rtr,
+	      IW_MIN(p->ird, (uint16_t)IWV_QP_IRD_CAP), IW_MIN(p->ord, (uint16_t)IWV_QP_ORD_CAP));
 	return IW_OK;
 }
 
 /* After the QP consumed or produced something: completions, FIN, death. */
 static void conn_after(struct iwcm_id_int *id)
 {
-	struct iwv_qp_int *qp = id->qp;
+	struct iwv_qp *qp = id->qp;
+	struct rdmap_qp *rq = id_rq(id);
 	enum rdmap_qp_state st;
 
 	if (!qp)
@@ -462,18 +478,17 @@ static void conn_after(struct iwcm_id_int *id)
 	conn_kick(id);
 	if (!id->ep_on)
 		return;
-	st = rdmap_qp_state(qp->rq);
+	st = rdmap_qp_state(rq);
 	if (id->fin_sent)
 		return;
-	if ((st == RDMAP_QP_CLOSING && rdmap_qp_tx_done(qp->rq)) || st == RDMAP_QP_ERROR) {
+	if ((st == RDMAP_QP_CLOSING && rdmap_qp_tx_done(rq)) || st == RDMAP_QP_ERROR) {
 		/* Graceful close done, or our/their Terminate: FIN after what is queued,
 		 * then wait (bounded) for the peer's. */
 		id->fin_sent = true;
 		if (st == RDMAP_QP_ERROR)
-			trace(id, "QP failed: %s", iwv_errname(rdmap_qp_error(qp->rq)));
+			trace(id, "QP failed: %s", iwv_errname(rdmap_qp_error(rq)));
 		iwv_engine_shutdown_wr(id->ctx->eng, &id->ep);
-		id->t_close = ms_from_now(id->opt.close_timeout_ms);
-		timer_note(id, id->t_close);
+		id_timer_in(id, &id->t_close, id->opt.close_timeout_ms);
 	}
 }
 
@@ -481,7 +496,7 @@ static void qp_rx(struct iwcm_id_int *id, const uint8_t *buf, size_t n)
 {
 	if (!id->qp || n == 0)
 		return;
-	rdmap_qp_read_stream(id->qp->rq, buf, n);
+	rdmap_qp_read_stream(id_rq(id), buf, n);
 	conn_after(id);
 }
 
@@ -505,7 +520,7 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n)
 		 * gets CONNECT_ERROR (no ESTABLISHED was reported) */
 		if (!id->estab) {
 			if (id->qp)
-				rdmap_qp_llp_closed(id->qp->rq);
+				rdmap_qp_llp_closed(id_rq(id));
 			setup_failed(id, n < 0 ? iw_err_sys((int)-n) : IW_EMPA_CLOSED,
 				     n < 0 ? (int)-n : ECONNRESET);
 			return;
@@ -515,7 +530,7 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n)
 		break;
 	}
 	if (id->qp) {
-		rdmap_qp_llp_closed(id->qp->rq);
+		rdmap_qp_llp_closed(id_rq(id));
 		iwv_qp_drain(id->qp);
 	}
 	conn_end(id, n < 0);
@@ -562,7 +577,7 @@ static void on_reply(struct iwcm_id_int *id, const uint8_t *rest, size_t rest_le
 		setup_failed(id, r, 0);
 		return;
 	}
-	id->t_setup = 0;
+	id_timer_stop(id, &id->t_setup);
 	set_state(id, ID_ESTABLISHED);
 	id->estab = true;
 	ev = ev_post(id, IWCM_EVENT_ESTABLISHED, 0, 0);
@@ -694,11 +709,11 @@ static int ep_tx_iov(struct iwv_ep *ep, struct iovec *iov, int max)
 		return 1;
 	}
 	id->tx_mpa = false;
-	if (!id->qp || !id->qp->rq || id->t_hold || id->state == ID_DOWN)
+	if (!id->qp || iw_timer_armed(&id->t_hold) || id->state == ID_DOWN)
 		return 0;
-	if (rdmap_qp_state(id->qp->rq) == RDMAP_QP_IDLE)
+	if (rdmap_qp_state(id_rq(id)) == RDMAP_QP_IDLE)
 		return 0;
-	return rdmap_qp_tx_iov(id->qp->rq, iov, max, &bytes);
+	return rdmap_qp_tx_iov(id_rq(id), iov, max, &bytes);
 }
 
 static void mpa_sent(struct iwcm_id_int *id)
@@ -720,7 +735,7 @@ static void mpa_sent(struct iwcm_id_int *id)
 		struct mpa_params p;
 		struct ev_int *ev;
 
-		id->t_setup = 0;
+		id_timer_stop(id, &id->t_setup);
 		if (id->state == ID_ACCEPTING)
 			set_state(id, ID_ESTABLISHED);
 		id->estab = true;
@@ -746,7 +761,7 @@ static void ep_tx_done(struct iwv_ep *ep, ssize_t n)
 		mpa_setup_tx_advance(id->mpa, (size_t)n);
 		mpa_sent(id);
 	} else if (id->qp) {
-		rdmap_qp_tx_advance(id->qp->rq, (size_t)n);
+		rdmap_qp_tx_advance(id_rq(id), (size_t)n);
 		conn_after(id);
 	}
 	id->in_tx = false;
@@ -782,6 +797,7 @@ static void ep_released(struct iwv_ep *ep)
 	struct iwcm_id_int *id = ep->owner;
 
 	id->ep_pending = false;
+	id_free_when_released(id);
 }
 
 static struct iwcm_id_int *id_alloc(struct iwcm_chan_int *ch, void *context);
@@ -807,10 +823,8 @@ static void ep_accepted(struct iwv_ep *ep, int fd)
 	if (id)
 		id->rxbuf = malloc(l->ctx->attr.rx_buf_size);
 	if (!id || !id->mpa || !id->rxbuf) {
-		if (id) {
-			id_unlink(id);
+		if (id)
 			id_free(id);
-		}
 		close(fd);
 		return;
 	}
@@ -818,8 +832,7 @@ static void ep_accepted(struct iwv_ep *ep, int fd)
 	id->opt = l->opt;
 	id->pub.ps = l->pub.ps;
 	id->rxcap = l->ctx->attr.rx_buf_size;
-	id->listener = l;
-	l->pending++;
+	child_add(l, id);
 	sl = sizeof(id->pub.route.addr.src_storage);
 	getsockname(fd, &id->pub.route.addr.src_addr, &sl);
 	sl = sizeof(id->pub.route.addr.dst_storage);
@@ -834,15 +847,13 @@ static void ep_accepted(struct iwv_ep *ep, int fd)
 	if (iwv_engine_add(id->ctx->eng, &id->ep) != IW_OK) {
 		child_dropped(id);
 		id->ch->ids--;
-		id_unlink(id);
 		close(fd);
 		id->ep.fd = -1;
 		id_free(id);
 		return;
 	}
 	id->ep_on = true;
-	id->t_setup = ms_from_now(id->opt.timeout_ms);
-	timer_note(id, id->t_setup);
+	id_timer_in(id, &id->t_setup, id->opt.timeout_ms);
 	trace(id, "TCP connection accepted");
 }
 
@@ -864,80 +875,62 @@ static const struct iwv_ep_ops listen_ops = {
 /* Timers                                                                   */
 /* ---------------------------------------------------------------------- */
 
-static void id_timers(struct iwcm_id_int *id, uint64_t now)
+/* TCP connect and MPA did not finish within timeout_ms. */
+static void on_setup_timeout(struct iw_timer *t, uint64_t now)
 {
-	if (id->t_setup && now >= id->t_setup) {
-		id->t_setup = 0;
-		if (id->state == ID_TCP_CONNECTING)
-			setup_failed(id, IW_EMPA_TIMEOUT, ETIMEDOUT);
-		else if (id->mpa && id->state != ID_ESTABLISHED && id->state != ID_DOWN)
-			setup_failed(id, IW_EMPA_TIMEOUT, ETIMEDOUT);
-		return;
-	}
-	if (id->t_hold && now >= id->t_hold) {
-		id->t_hold = 0;
-		conn_kick(id);
-	}
-	if (id->t_close && now >= id->t_close) {
-		trace(id, "no FIN from the peer in %u ms: reset", id->opt.close_timeout_ms);
-		id->t_close = 0;
-		conn_end(id, true);
-	}
+	struct iwcm_id_int *id = id_of_timer(t, t_setup);
+
+	if (id->state == ID_TCP_CONNECTING ||
+	    (id->mpa && id->state != ID_ESTABLISHED && id->state != ID_DOWN))
+		setup_failed(id, IW_EMPA_TIMEOUT, ETIMEDOUT);
 }
 
-void iwcm_handle_timers(struct iwv_ctx *ctx, uint64_t now)
+/* The initiator's first-FPDU pause is over: send what the QP has. */
+static void on_hold_done(struct iw_timer *t, uint64_t now)
 {
-	struct iwcm_id_int *id, *next;
-	uint64_t t = UINT64_MAX;
+	conn_kick(id_of_timer(t, t_hold));
+}
 
-	if (ctx->dead)
-		iwcm_sweep(ctx);
-	if (ctx->next_timer == UINT64_MAX)
-		return;
-	if (!now)
-		now = iwv_now_ns();
-	if (now < ctx->next_timer)
-		return;
-	for (id = ctx->ids; id; id = next) {
-		next = id->next; /* id_timers may free a passive id */
-		id_timers(id, now);
-	}
-	for (id = ctx->ids; id; id = id->next)
-		t = IW_MIN(t, id_next_timer(id));
-	ctx->next_timer = t;
-	iwv_ctx_arm_timer(ctx);
+/* Our FIN is out and the peer's did not come in close_timeout_ms. */
+static void on_close_timeout(struct iw_timer *t, uint64_t now)
+{
+	struct iwcm_id_int *id = id_of_timer(t, t_close);
+
+	trace(id, "no FIN from the peer in %u ms: reset", id->opt.close_timeout_ms);
+	conn_end(id, true);
 }
 
 /* ---------------------------------------------------------------------- */
-/* QP hooks                                                                 */
+/* The QP's link (iwv_qp_link.h)                                            */
 /* ---------------------------------------------------------------------- */
 
-void iwcm_qp_kick(struct iwv_qp_int *qp)
+static void link_kick(void *link)
 {
-	struct iwcm_id_int *id = qp->id;
+	struct iwcm_id_int *id = link;
 
-	if (!id)
-		return;
 	conn_kick(id);
 	/* a post may have completed the last queued work of a graceful close */
 	if (id->state == ID_CLOSING)
 		conn_after(id);
 }
 
-void iwcm_qp_detach(struct iwv_qp_int *qp, bool destroying)
+/* The QP is being destroyed or moved to ERR: the connection ends now. */
+static void link_detach(void *link, bool destroying)
 {
-	struct iwcm_id_int *id = qp->id;
+	struct iwcm_id_int *id = link;
 
-	if (!id)
-		return;
 	if (id->ep_on)
 		conn_end(id, true);
 	if (destroying) {
 		id->qp = NULL;
 		id->pub.qp = NULL;
-		qp->id = NULL;
 	}
 }
+
+static const struct iwv_qp_link_ops link_ops = {
+	.kick = link_kick,
+	.detach = link_detach,
+};
 
 /* ---------------------------------------------------------------------- */
 /* API                                                                      */
@@ -971,7 +964,7 @@ struct iwcm_event_channel *iwcm_create_event_channel_ctx(struct iwv_context *con
 	r = iwv_chan_fds_open(ctx, &ch->efd, &ch->pub.fd);
 	if (r != IW_OK) {
 		free(ch);
-		errno = -r;
+		errno = iwv_errno(r);
 		return NULL;
 	}
 	LOCK(ctx);
@@ -1031,8 +1024,10 @@ static struct iwcm_id_int *id_alloc(struct iwcm_chan_int *ch, void *context)
 	id->pub.context = context;
 	id->pub.ps = IWCM_PS_TCP;
 	iwcm_options_default(&id->opt);
-	id->next = ch->ctx->ids;
-	ch->ctx->ids = id;
+	iw_timer_init(&id->t_setup, on_setup_timeout);
+	iw_timer_init(&id->t_hold, on_hold_done);
+	iw_timer_init(&id->t_close, on_close_timeout);
+	iw_timer_init(&id->t_free, id_free_fire);
 	return id;
 }
 
@@ -1070,7 +1065,7 @@ static void purge_events(struct iwcm_id_int *id)
 			*pp = ev->next;
 			if (child != id && ev->pub.event == IWCM_EVENT_CONNECT_REQUEST) {
 				conn_end(child, true);
-				child->listener = NULL;
+				child_dropped(child);
 				child->ch->ids--;
 				id_release(child);
 			}
@@ -1101,24 +1096,25 @@ int iwcm_destroy_id(struct iwcm_id *pub)
 	 * then drop the queued ones. */
 	id->disc = true;
 	if (id->qp) {
-		struct iwv_qp_int *qp = id->qp;
+		struct iwv_qp *qp = id->qp;
 
-		iwcm_qp_detach(qp, true);
+		link_detach(id, true);
+		iwv_qp_link_detach(qp);
 		iwv_qp_flush_all(qp);
 	}
 	if (id->ep_on)
 		conn_end(id, true);
 	child_dropped(id);
-	/* children still in their MPA exchange belong to nobody now */
-	for (struct iwcm_id_int *c = ctx->ids, *n; c; c = n) {
-		n = c->next;
-		if (c->listener == id) {
-			c->listener = NULL;
-			if (c->state == ID_MPA_WAIT_REQ) {
-				conn_end(c, true);
-				c->ch->ids--;
-				id_release(c);
-			}
+	/* pending children belong to nobody now; those still in their MPA
+	 * exchange (the program never saw them) go */
+	while (id->kids) {
+		struct iwcm_id_int *c = id->kids;
+
+		child_dropped(c);
+		if (c->state == ID_MPA_WAIT_REQ) {
+			conn_end(c, true);
+			c->ch->ids--;
+			id_release(c);
 		}
 	}
 	purge_events(id);
@@ -1280,23 +1276,20 @@ int iwcm_resolve_route(struct iwcm_id *pub, int timeout_ms)
 	return 0;
 }
 
-int iwcm_attach_qp(struct iwcm_id *pub, struct iwv_qp *qpub)
+int iwcm_attach_qp(struct iwcm_id *pub, struct iwv_qp *qp)
 {
 	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
-	struct iwv_qp_int *qp = (struct iwv_qp_int *)qpub;
 
-	if (!id || !qp || qp->pub.context != id->pub.verbs)
+	if (!id || !qp || qp->context != id->pub.verbs)
 		return fail(EINVAL);
 	LOCK(id->ctx);
-	if (id->qp || qp->id || qp->pub.state != IWV_QPS_INIT ||
-	    rdmap_qp_state(qp->rq) != RDMAP_QP_IDLE) {
+	if (id->qp || iwv_qp_link_attach(qp, &link_ops, id) != 0) {
 		UNLOCK(id->ctx);
 		return fail(EINVAL);
 	}
 	id->qp = qp;
-	qp->id = id;
-	id->pub.qp = &qp->pub;
-	id->pub.pd = qp->pub.pd;
+	id->pub.qp = qp;
+	id->pub.pd = qp->pd;
 	UNLOCK(id->ctx);
 	return 0;
 }
@@ -1324,7 +1317,7 @@ void iwcm_destroy_qp(struct iwcm_id *pub)
 	if (pub && pub->qp) {
 		struct iwv_qp *qp = pub->qp;
 
-		iwv_destroy_qp(qp); /* detaches through iwcm_qp_detach */
+		iwv_destroy_qp(qp); /* detaches through link_detach */
 		pub->qp = NULL;
 	}
 }
@@ -1423,8 +1416,7 @@ int iwcm_connect(struct iwcm_id *pub, struct iwcm_conn_param *param)
 		return fail(ENOMEM);
 	}
 	id->ep_on = true;
-	id->t_setup = ms_from_now(id->opt.timeout_ms);
-	timer_note(id, id->t_setup);
+	id_timer_in(id, &id->t_setup, id->opt.timeout_ms);
 	trace(id, "connecting");
 	UNLOCK(id->ctx);
 	return 0;
@@ -1495,7 +1487,7 @@ int iwcm_reject(struct iwcm_id *pub, const void *private_data, uint8_t private_d
 		return fail(iwv_errno(r));
 	}
 	child_dropped(id);
-	id->t_setup = 0;
+	id_timer_stop(id, &id->t_setup);
 	id->close_after_mpa = true;
 	set_state(id, ID_DOWN);
 	if (id->qp)
@@ -1516,7 +1508,7 @@ int iwcm_disconnect(struct iwcm_id *pub)
 	case ID_ACCEPTING:
 	case ID_ESTABLISHED:
 		set_state(id, ID_CLOSING);
-		if (id->qp && rdmap_qp_close(id->qp->rq) != IW_OK) {
+		if (id->qp && rdmap_qp_close(id_rq(id)) != IW_OK) {
 			/* the QP already failed: it is on its way down */
 		}
 		conn_after(id);

@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iwv_ctx.c - the context runtime of the verbs layer (iwv_ctx.h): the
+ * device, opening and closing contexts, the default context of the CM,
+ * progress and waiting, the context's timers and their timerfd, the engine
+ * thread, the fds of channels, and the iw_err -> errno conversion.
+ *
+ * Theory of operation.  Every public verbs or CM call takes the context lock.
+ * Progress (iwv_ctx_progress) is one non-blocking pass of the I/O engine,
+ * whose callbacks (iwcm.c) feed the QPs, followed by the timers that are due;
+ * it runs inline in the calls that wait for something (get_cq_event,
+ * get_cm_event, poll_cq on an empty CQ) or in the engine thread.  A waiter
+ * drops the lock and poll()s the engine fd (unless the engine thread watches
+ * it), the fd it waits for, and a timeout to the earliest timer.  The
+ * timerfd, armed to the earliest timer, sits in every channel's epoll set so
+ * that a program sleeping in its own poll() wakes when a timer is due.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <iwarp/ddp.h>
+#include <iwarp/mpa.h>
+#include <iwarp/rdmap.h>
+
+#include "iw_bytes.h"
+#include "iwv_ctx.h"
+
+/* ---------------------------------------------------------------------- */
+/* Errors: the one place where an iw_err becomes an errno                   */
+/* ---------------------------------------------------------------------- */
+
+const char *iwv_errname(int iw_err)
+{
+	return rdmap_errname(iw_err);
+}
+
+const char *iwv_strerror(int iw_err)
+{
+	return rdmap_strerror(iw_err);
+}
+
+int iwv_errno(int err)
+{
+	if (iw_err_errno(err))
+		return iw_err_errno(err);
+	switch (err) {
+	case IW_OK:
+		return 0;
+	case IW_ENOMEM:
+		return ENOMEM;
+	case IW_EINVAL:
+	case IW_ERANGE:
+		return EINVAL;
+	case IW_EAGAIN:
+		return EAGAIN;
+	case IW_ENOSPC:
+		return ENOMEM;
+	case IW_ESTATE:
+		return EINVAL;
+	case IW_ETIMEDOUT:
+	case IW_EMPA_TIMEOUT:
+		return ETIMEDOUT;
+	case IW_ENOTSUP:
+		return EOPNOTSUPP;
+	case IW_EMPA_REJECTED:
+		return ECONNREFUSED;
+	case IW_EMPA_CLOSED:
+		return ECONNRESET;
+	case IW_EDDP_STAG_TABLE_FULL:
+		return ENOMEM;
+	default:
+		return EPROTO;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* The device and contexts                                                  */
+/* ---------------------------------------------------------------------- */
+
+struct iwv_device {
+	const char *name;
+};
+
+static struct iwv_device the_device = {.name = "iwarp0"};
+
+struct iwv_device **iwv_get_device_list(int *num_devices)
+{
+	struct iwv_device **l = calloc(2, sizeof(*l));
+
+	if (!l) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	l[0] = &the_device;
+	if (num_devices)
+		*num_devices = 1;
+	return l;
+}
+
+void iwv_free_device_list(struct iwv_device **list)
+{
+	free(list);
+}
+
+const char *iwv_get_device_name(struct iwv_device *device)
+{
+	return device ? device->name : NULL;
+}
+
+uint64_t iwv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void iwv_context_attr_default(struct iwv_context_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->engine = IWV_ENGINE_DEFAULT;
+	attr->engine_thread = -1;
+	attr->max_mr = 65536;
+	attr->rx_buf_size = 256 * 1024;
+}
+
+static void *engine_thread_main(void *arg);
+
+static void ctx_free(struct iwv_ctx *ctx)
+{
+	if (ctx->eng)
+		iwv_engine_destroy(ctx->eng);
+	if (ctx->stags)
+		ddp_stag_table_destroy(ctx->stags);
+	if (ctx->wake_fd >= 0)
+		close(ctx->wake_fd);
+	if (ctx->timer_fd >= 0)
+		close(ctx->timer_fd);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+}
+
+struct iwv_context *iwv_open_context(const struct iwv_context_attr *attr_in)
+{
+	struct iwv_context_attr attr;
+	struct iwv_ctx *ctx;
+	uint64_t seed = 0;
+	int r;
+
+	if (attr_in)
+		attr = *attr_in;
+	else
+		iwv_context_attr_default(&attr);
+	if (attr.max_mr == 0)
+		attr.max_mr = 65536;
+	if (attr.rx_buf_size == 0)
+		attr.rx_buf_size = 256 * 1024;
+	if (attr.max_mr > DDP_STAG_INDEX_MAX || attr.rx_buf_size < 4096 ||
+	    attr.rx_buf_size > (64u << 20)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr.engine_thread < 0) {
+		const char *e = getenv("IWARP_ENGINE_THREAD");
+
+		attr.engine_thread = e && *e && strcmp(e, "0") != 0;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx->pub.device = &the_device;
+	ctx->pub.async_fd = -1;
+	ctx->pub.num_comp_vectors = 1;
+	ctx->attr = attr;
+	ctx->wake_fd = -1;
+	ctx->timer_fd = -1;
+	ctx->next_handle = 1;
+	iw_list_init(&ctx->reclaim);
+	iw_timers_init(&ctx->timers);
+	ctx->timerfd_due = IW_TIMER_NONE;
+	pthread_mutex_init(&ctx->lock, NULL);
+	r = iwv_engine_create(attr.engine, &ctx->eng);
+	if (r != IW_OK) {
+		ctx->eng = NULL;
+		ctx_free(ctx);
+		errno = r == IW_ENOTSUP ? EOPNOTSUPP : iwv_errno(r);
+		return NULL;
+	}
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = iwv_now_ns() ^ (uint64_t)(uintptr_t)ctx;
+	ctx->stags = ddp_stag_table_create(attr.max_mr, seed);
+	ctx->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ctx->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (!ctx->stags || ctx->wake_fd < 0 || ctx->timer_fd < 0) {
+		ctx_free(ctx);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (attr.engine_thread) {
+		ctx->thread_on = true;
+		if (pthread_create(&ctx->thread, NULL, engine_thread_main, ctx) != 0) {
+			ctx->thread_on = false;
+			ctx_free(ctx);
+			errno = EAGAIN;
+			return NULL;
+		}
+	}
+	return &ctx->pub;
+}
+
+struct iwv_context *iwv_open_device(struct iwv_device *device)
+{
+	if (device && device != &the_device) {
+		errno = ENODEV;
+		return NULL;
+	}
+	return iwv_open_context(NULL);
+}
+
+static void ctx_stop_thread(struct iwv_ctx *ctx)
+{
+	if (!ctx->thread_on)
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	ctx->thread_stop = true;
+	pthread_mutex_unlock(&ctx->lock);
+	iwv_efd_signal(ctx->wake_fd, true);
+	pthread_join(ctx->thread, NULL);
+	ctx->thread_on = false;
+}
+
+int iwv_close_device(struct iwv_context *context)
+{
+	struct iwv_ctx *ctx = ctx_of(context);
+
+	if (!ctx)
+		return EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->users > 0 || ctx->is_default) {
+		pthread_mutex_unlock(&ctx->lock);
+		return EBUSY;
+	}
+	/* Connections being closed may still have engine operations in flight:
+	 * their owners free them from a timer once the engine lets go. */
+	for (int i = 0; !iw_list_empty(&ctx->reclaim) && i < 1000; i++) {
+		iwv_ctx_progress(ctx);
+		if (!iw_list_empty(&ctx->reclaim))
+			iwv_ctx_wait(ctx, iwv_now_ns() + 10000000u, -1);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	ctx_stop_thread(ctx);
+	ctx_free(ctx);
+	return 0;
+}
+
+const char *iwv_context_engine_name(struct iwv_context *context)
+{
+	return context ? iwv_engine_name(ctx_of(context)->eng) : NULL;
+}
+
+int iwv_query_device(struct iwv_context *context, struct iwv_device_attr *attr)
+{
+	if (!context || !attr)
+		return EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "iwarp 0.1 (%s)",
+		 iwv_context_engine_name(context));
+	attr->max_mr_size = UINT64_MAX;
+	attr->vendor_id = 0;
+	attr->vendor_part_id = 0;
+	attr->max_qp = 1 << 16;
+	attr->max_qp_wr = IWV_MAX_QP_WR;
+	attr->max_sge = IWV_MAX_SGE;
+	attr->max_cq = 1 << 16;
+	attr->max_cqe = 1 << 16;
+	attr->max_mr = (int)ctx_of(context)->attr.max_mr;
+	attr->max_pd = 1 << 16;
+	attr->max_qp_rd_atom = IWV_QP_IRD_CAP;
+	attr->max_qp_init_rd_atom = IWV_QP_ORD_CAP;
+	attr->max_inline_data = IWV_MAX_INLINE;
+	return 0;
+}
+
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct iwv_ctx *default_ctx;
+
+struct iwv_ctx *iwv_default_ctx_get(void)
+{
+	struct iwv_ctx *ctx;
+
+	pthread_mutex_lock(&default_lock);
+	if (!default_ctx) {
+		struct iwv_context *c = iwv_open_context(NULL);
+
+		if (c) {
+			default_ctx = ctx_of(c);
+			default_ctx->is_default = true;
+		}
+	}
+	ctx = default_ctx;
+	pthread_mutex_unlock(&default_lock);
+	return ctx;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Timers                                                                   */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * The timers (the CM's first-FPDU pause, MPA and close timeouts) must fire
+ * even when the program only sleeps in poll() on a channel fd: the timerfd
+ * sits in every channel's epoll set and is kept armed to the earliest timer.
+ * A timer cancelled since can only make it fire early, which costs one empty
+ * progress pass.
+ */
+static void ctx_timerfd_update(struct iwv_ctx *ctx)
+{
+	uint64_t next = iw_timers_next(&ctx->timers), junk;
+	struct itimerspec its;
+
+	if (next == ctx->timerfd_due)
+		return;
+	ctx->timerfd_due = next;
+	memset(&its, 0, sizeof(its));
+	if (next != IW_TIMER_NONE) {
+		its.it_value.tv_sec = (time_t)(next / 1000000000u);
+		its.it_value.tv_nsec = (long)(next % 1000000000u);
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1; /* all zero would disarm */
+	}
+	/* clear an expiry already counted, then (re)arm or disarm */
+	if (read(ctx->timer_fd, &junk, sizeof(junk)) < 0) {
+		/* EAGAIN: it had not expired */
+	}
+	timerfd_settime(ctx->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+void iwv_ctx_timer_arm(struct iwv_ctx *ctx, struct iw_timer *t, uint64_t due_ns)
+{
+	uint64_t before = iw_timers_next(&ctx->timers);
+
+	iw_timer_arm(&ctx->timers, t, due_ns);
+	if (due_ns < before) {
+		ctx_timerfd_update(ctx);
+		/* the engine thread may sleep for the old earliest */
+		if (ctx->thread_on)
+			iwv_efd_signal(ctx->wake_fd, true);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* Progress and waiting                                                     */
+/* ---------------------------------------------------------------------- */
+
+int iwv_ctx_progress(struct iwv_ctx *ctx)
+{
+	int n = iwv_engine_progress(ctx->eng);
+
+	if (iw_timers_next(&ctx->timers) != IW_TIMER_NONE)
+		iw_timers_run(&ctx->timers, iwv_now_ns());
+	/* also after a cancel: a timerfd left at a cancelled (earlier) timer
+	 * would stay readable and keep every channel fd awake */
+	ctx_timerfd_update(ctx);
+	return n;
+}
+
+/* poll() timeout in ms until the absolute `deadline_ns` (-1: none), rounded up. */
+static int poll_timeout(uint64_t deadline_ns)
+{
+	uint64_t now;
+
+	if (deadline_ns == UINT64_MAX)
+		return -1;
+	now = iwv_now_ns();
+	if (deadline_ns <= now)
+		return 0;
+	return (int)IW_MIN((deadline_ns - now + 999999) / 1000000, (uint64_t)60000);
+}
+
+int iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd)
+{
+	struct pollfd pfd[2];
+	int n = 0, timeout, r = 0, e;
+
+	timeout = poll_timeout(IW_MIN(deadline_ns, iw_timers_next(&ctx->timers)));
+	if (!ctx->thread_on) {
+		pfd[n].fd = iwv_engine_fd(ctx->eng);
+		pfd[n++].events = POLLIN;
+	}
+	if (extra_fd >= 0) {
+		pfd[n].fd = extra_fd;
+		pfd[n++].events = POLLIN;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (n > 0 || timeout >= 0)
+		r = poll(pfd, (nfds_t)n, timeout);
+	e = errno;
+	pthread_mutex_lock(&ctx->lock);
+	errno = e;
+	return r < 0 ? -1 : 0;
+}
+
+static void *engine_thread_main(void *arg)
+{
+	struct iwv_ctx *ctx = arg;
+	struct pollfd pfd[2];
+
+	pthread_mutex_lock(&ctx->lock);
+	while (!ctx->thread_stop) {
+		int timeout = poll_timeout(iw_timers_next(&ctx->timers));
+
+		pfd[0].fd = iwv_engine_fd(ctx->eng);
+		pfd[0].events = POLLIN;
+		pfd[1].fd = ctx->wake_fd;
+		pfd[1].events = POLLIN;
+		pthread_mutex_unlock(&ctx->lock);
+		poll(pfd, 2, timeout);
+		if (pfd[1].revents & POLLIN)
+			iwv_efd_signal(ctx->wake_fd, false);
+		pthread_mutex_lock(&ctx->lock);
+		iwv_ctx_progress(ctx);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Channel fds                                                              */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Without an engine thread the epoll set also holds the engine fd and the
+ * context's timerfd: the program's poll() then wakes for the work that the
+ * channel's get-event call turns into events.
+ */
+int iwv_chan_fds_open(struct iwv_ctx *ctx, int *efd, int *epfd)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int e;
+
+	*efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	*epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (*efd >= 0 && *epfd >= 0 && epoll_ctl(*epfd, EPOLL_CTL_ADD, *efd, &ev) == 0 &&
+	    (ctx->thread_on ||
+	     (epoll_ctl(*epfd, EPOLL_CTL_ADD, iwv_engine_fd(ctx->eng), &ev) == 0 &&
+	      epoll_ctl(*epfd, EPOLL_CTL_ADD, ctx->timer_fd, &ev) == 0)))
+		return IW_OK;
+	e = errno;
+	if (*efd >= 0)
+		close(*efd);
+	if (*epfd >= 0)
+		close(*epfd);
+	*efd = *epfd = -1;
+	return iw_err_sys(e);
+}
+
+void iwv_efd_signal(int fd, bool on)
+{
+	uint64_t v = 1;
+
+	if (on) {
+		if (write(fd, &v, sizeof(v)) < 0) {
+			/* EAGAIN: already signalled */
+		}
+	} else if (read(fd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: was not signalled */
+	}
+}

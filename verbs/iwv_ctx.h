@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iwv_ctx.h - the context runtime of the verbs layer (iwv_ctx.c): what the
+ * verbs objects (iwv_mr.c, iwv_cq.c, iwv_qp.c) and the connection manager
+ * (iwcm.c) share.  Private to verbs/.
+ *
+ * A context owns one mutex, one I/O engine, one STag table, one set of
+ * timers (with a timerfd armed to the earliest) and, optionally, an engine
+ * thread.  The mutex guards every object of the context, the engine and all
+ * engine callbacks: public calls take it, make progress, and drop it; a
+ * blocking wait polls the engine fd with the lock dropped
+ * (docs/architecture.md §8).
+ *
+ * Nothing here knows a CQ, a QP or a cm id: owners keep their timers in the
+ * context's set (iwv_ctx_timer_arm), and whatever must outlive a public
+ * destroy call until the engine lets go of it stays on the `reclaim` list
+ * (an embedded node), so that iwv_close_device() waits for it.
+ */
+#ifndef IWARP_IWV_CTX_H
+#define IWARP_IWV_CTX_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iwarp/iwv.h>
+
+#include "iw_list.h"
+#include "iw_timer.h"
+#include "iwv_engine.h"
+
+/* Device limits (iwv_query_device) that the QP and the CM also use. */
+#define IWV_QP_IRD_CAP	  255 /* rdmap_qp inbound Read capacity of every QP */
+#define IWV_QP_ORD_CAP	  255 /* and outbound */
+#define IWV_QP_RD_DEFAULT 16  /* IRD/ORD 0 in iwcm_conn_param means this */
+
+struct iwv_qp_int;
+
+struct iwv_ctx {
+	struct iwv_context pub;
+	pthread_mutex_t lock;
+	struct iwv_engine *eng;
+	struct ddp_stag_table *stags;
+	struct iwv_context_attr attr;
+	uint32_t next_handle;
+	int users;		 /* PDs, CQs, completion and CM channels holding the context */
+	struct iw_list reclaim;	 /* objects waiting for the engine before they can be freed */
+	struct iwv_qp_int *qps;	 /* every QP (a full CQ is refilled from them) */
+	struct iw_timers timers; /* due times in ns of iwv_now_ns() */
+	uint64_t timerfd_due;	 /* what timer_fd is armed to (IW_TIMER_NONE: disarmed) */
+	int wake_fd;		 /* eventfd: wakes the engine thread */
+	int timer_fd;		 /* timerfd at the earliest timer (in every channel's epoll set) */
+	pthread_t thread;
+	bool thread_on, thread_stop;
+	bool is_default; /* the shared context of iwcm_create_event_channel() */
+};
+
+static inline struct iwv_ctx *ctx_of(struct iwv_context *c)
+{
+	return (struct iwv_ctx *)c;
+}
+
+/* CLOCK_MONOTONIC in ns: the clock of the context's timers. */
+uint64_t iwv_now_ns(void);
+
+/* The context behind iwcm_create_event_channel(): one per process, kept for
+ * its lifetime (NULL with errno if it cannot be opened). */
+struct iwv_ctx *iwv_default_ctx_get(void);
+
+/* Lock held for all of these. */
+
+/* One non-blocking pass: engine I/O, then due timers.  Returns the engine's
+ * callback count. */
+int iwv_ctx_progress(struct iwv_ctx *ctx);
+/* Wait (lock held on entry and exit; dropped while waiting) for engine or
+ * wake activity, a due timer, or until deadline_ns; extra_fd (or -1) is also
+ * watched.  -1 with errno (EINTR when a signal arrived), else 0. */
+int iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd);
+/* Arm `t` in the context's timers at `due_ns` (iwv_now_ns() clock), waking
+ * the engine thread and re-arming the timerfd when it is the new earliest.
+ * Cancel with iw_timer_cancel(&ctx->timers, t). */
+void iwv_ctx_timer_arm(struct iwv_ctx *ctx, struct iw_timer *t, uint64_t due_ns);
+
+/* A channel's fds (completion or CM): an eventfd signalled while events are
+ * queued, inside an epoll set that is the channel's public fd.  IW_OK or an
+ * IW_ESYS code. */
+int iwv_chan_fds_open(struct iwv_ctx *ctx, int *efd, int *epfd);
+/* Signal (on) or clear an eventfd. */
+void iwv_efd_signal(int fd, bool on);
+
+/* The one conversion of an iw_err to an errno (for calls that return or set
+ * errno, ibverbs-style). */
+int iwv_errno(int iw_err);
+
+#endif /* IWARP_IWV_CTX_H */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iwv_mr.c - protection domains and memory regions (iwv.h).
+ *
+ * Theory of operation.  A PD is a handle and a count of the MRs and QPs in
+ * it (iwv_dealloc_pd says EBUSY while any remain).  An MR is an entry of the
+ * context's STag table (ddp_stag_reg): lkey = rkey = the STag, the tagged
+ * offset of its first octet is its address (as an ibverbs iova), and its
+ * ibverbs access flags become DDP access rights.  Access for memory windows
+ * and atomics is refused (EOPNOTSUPP): neither is implemented.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <iwarp/ddp.h>
+
+#include "iwv_obj.h"
+
+struct iwv_pd *iwv_alloc_pd(struct iwv_context *context)
+{
+	struct iwv_ctx *ctx = ctx_of(context);
+	struct iwv_pd_int *pd;
+
+	if (!ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&ctx->lock);
+	pd->pub.context = context;
+	pd->pub.handle = ctx->next_handle++;
+	ctx->users++;
+	pthread_mutex_unlock(&ctx->lock);
+	return &pd->pub;
+}
+
+int iwv_dealloc_pd(struct iwv_pd *pub)
+{
+	struct iwv_pd_int *pd = (struct iwv_pd_int *)pub;
+	struct iwv_ctx *ctx;
+
+	if (!pd)
+		return EINVAL;
+	ctx = ctx_of(pd->pub.context);
+	pthread_mutex_lock(&ctx->lock);
+	if (pd->users > 0) {
+		pthread_mutex_unlock(&ctx->lock);
+		return EBUSY;
+	}
+	ctx->users--;
+	pthread_mutex_unlock(&ctx->lock);
+	free(pd);
+	return 0;
+}
+
+struct iwv_mr *iwv_reg_mr(struct iwv_pd *pd, void *addr, size_t length, int access)
+{
+	const int known = IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE |
+			  IWV_ACCESS_REMOTE_READ | IWV_ACCESS_REMOTE_ATOMIC | IWV_ACCESS_MW_BIND;
+	struct iwv_ctx *ctx;
+	struct iwv_mr *mr;
+	uint32_t da = 0, stag;
+	int r;
+
+	if (!pd || (!addr && length) || (access & ~known)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (access & (IWV_ACCESS_REMOTE_ATOMIC | IWV_ACCESS_MW_BIND)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* ibverbs: remote write needs local write. */
+	if ((access & IWV_ACCESS_REMOTE_WRITE) && !(access & IWV_ACCESS_LOCAL_WRITE)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (access & IWV_ACCESS_LOCAL_WRITE)
+		da |= DDP_ACCESS_LOCAL_WRITE;
+	if (access & IWV_ACCESS_REMOTE_WRITE)
+		da |= DDP_ACCESS_REMOTE_WRITE;
+	if (access & IWV_ACCESS_REMOTE_READ)
+		da |= DDP_ACCESS_REMOTE_READ;
+	/* iWARP: a peer's Send with Invalidate may invalidate any STag it was
+	 * given (RFC 5040 §6.10.2 checks PD and that the STag is remote). */
+	if (access & (IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_READ))
+		da |= DDP_ACCESS_REMOTE_INVALIDATE;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx = ctx_of(pd->context);
+	pthread_mutex_lock(&ctx->lock);
+	r = ddp_stag_reg(ctx->stags, pd->handle, addr, (uint64_t)(uintptr_t)addr, length, da,
+			 &stag);
+	if (r == IW_OK)
+		iwv_pd_use(pd, 1);
+	pthread_mutex_unlock(&ctx->lock);
+	if (r != IW_OK) {
+		free(mr);
+		errno = iwv_errno(r);
+		return NULL;
+	}
+	mr->context = pd->context;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->handle = stag;
+	mr->lkey = stag;
+	mr->rkey = stag;
+	return mr;
+}
+
+int iwv_dereg_mr(struct iwv_mr *mr)
+{
+	struct iwv_ctx *ctx;
+	int r;
+
+	if (!mr)
+		return EINVAL;
+	ctx = ctx_of(mr->context);
+	pthread_mutex_lock(&ctx->lock);
+	r = ddp_stag_dereg(ctx->stags, mr->handle);
+	if (r == IW_OK)
+		iwv_pd_use(mr->pd, -1);
+	pthread_mutex_unlock(&ctx->lock);
+	if (r != IW_OK)
+		return EINVAL;
+	free(mr);
+	return 0;
+}

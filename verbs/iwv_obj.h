@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iwv_obj.h - the verbs objects behind the public handles of iwv.h, shared
+ * by iwv_mr.c (PD, MR), iwv_cq.c (completion channel, CQ) and iwv_qp.c (QP).
+ * Private to verbs/; the connection manager never includes it (it sees a QP
+ * only through iwv_qp_link.h).
+ *
+ * Completions travel rdmap_qp -> the QP's stage ring -> the CQ ring.  A work
+ * request stays counted against its queue until its completion leaves the
+ * stage, so the stages can never overflow however slowly the CQ is polled; a
+ * full CQ only holds completions back (nothing is lost, no overflow error).
+ */
+#ifndef IWARP_IWV_OBJ_H
+#define IWARP_IWV_OBJ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iwarp/iwv.h>
+#include <iwarp/rdmap_qp.h>
+
+#include "iwv_ctx.h"
+#include "iwv_qp_link.h"
+
+struct iwv_pd_int {
+	struct iwv_pd pub;
+	int users; /* MRs and QPs */
+};
+
+/* A PD gains (d = 1) or loses (d = -1) an MR or a QP (lock held). */
+static inline void iwv_pd_use(struct iwv_pd *pd, int d)
+{
+	((struct iwv_pd_int *)pd)->users += d;
+}
+
+/* A ring of work completions. */
+struct wc_ring {
+	struct iwv_wc *e;
+	uint32_t cap, head, count;
+};
+
+static inline bool wc_ring_push(struct wc_ring *r, const struct iwv_wc *wc)
+{
+	if (r->count == r->cap)
+		return false;
+	r->e[(r->head + r->count) % r->cap] = *wc;
+	r->count++;
+	return true;
+}
+
+static inline struct iwv_wc *wc_ring_front(struct wc_ring *r)
+{
+	return r->count ? &r->e[r->head] : NULL;
+}
+
+static inline void wc_ring_pop(struct wc_ring *r)
+{
+	r->head = (r->head + 1) % r->cap;
+	r->count--;
+}
+
+struct iwv_cq_int {
+	struct iwv_cq pub;
+	struct wc_ring ring;
+	int armed; /* 0, 1 = any, 2 = solicited only */
+	unsigned int events_unacked;
+	bool ev_queued; /* on its channel's event list */
+	struct iwv_cq_int *ev_next;
+	int users; /* QPs attached */
+	bool full; /* a QP could not move a completion in: refill on poll */
+};
+
+static inline struct iwv_cq_int *cq_of(struct iwv_cq *cq)
+{
+	return (struct iwv_cq_int *)cq;
+}
+
+struct iwv_chan_int {
+	struct iwv_comp_channel pub;
+	int efd; /* eventfd signalled while events are queued */
+	struct iwv_cq_int *ev_head, *ev_tail;
+};
+
+/* Move `wc` into the CQ and fire its notification if armed for it; false
+ * (and the CQ marked full, to be refilled on poll) when there is no room. */
+bool iwv_cq_push(struct iwv_cq_int *cq, const struct iwv_wc *wc);
+
+/* Per send WR: what the user asked for (the rdmap_qp always signals, so the
+ * verbs layer sees every end). */
+struct send_slot {
+	uint64_t wr_id;
+	bool signaled;
+	enum iwv_wc_opcode opcode;
+};
+
+struct iwv_qp_int {
+	struct iwv_qp pub;
+	struct iwv_qp_init_attr attr;
+	struct rdmap_qp *rq;
+	/* the connection carrying the QP, once attached (iwv_qp_link.h) */
+	const struct iwv_qp_link_ops *link_ops;
+	void *link;
+	struct wc_ring sstage, rstage; /* completions waiting for room in their CQ */
+	struct send_slot *slots;
+	uint32_t *free_slots;
+	uint32_t nfree;
+	uint32_t recv_posted; /* receives posted and not yet moved to the CQ */
+	uint8_t *inline_buf;
+	uint32_t inline_stag;
+	uint16_t ird, ord;	 /* negotiated */
+	struct iwv_qp_int *next; /* ctx->qps */
+};
+
+static inline struct iwv_qp_int *qp_of(struct iwv_qp *qp)
+{
+	return (struct iwv_qp_int *)qp;
+}
+
+/* Move staged completions of `qp` into its CQs while there is room. */
+void iwv_qp_stage_flush(struct iwv_qp_int *qp);
+
+#endif /* IWARP_IWV_OBJ_H */

@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iwv_qp.c - queue pairs (iwv.h): create, destroy, query, modify to ERR,
+ * post send and receive work requests, and move completions to the CQs; and
+ * the QP's half of the seam with the connection that carries it
+ * (iwv_qp_link.h).
+ *
+ * Theory of operation.  A verbs QP wraps one sans-I/O rdmap_qp (rdmap_qp.h),
+ * created IDLE so receives and sends can be posted before the connection
+ * manager (iwcm.c) has finished MPA; the CM then starts it (iwv_qp_start).
+ * Every send WR is posted to the rdmap_qp signalled, under an internal slot
+ * number, so the verbs layer sees every end of every WR: it knows when an
+ * inline buffer is free again, and it reports unsignalled successes to
+ * nobody while errors always produce a completion (as ibverbs).
+ *
+ * Completions travel rdmap_qp -> the QP's stage rings -> the CQ ring
+ * (iwv_obj.h): a WR counts against its queue until its completion leaves the
+ * stage.  A WR posted to a QP in error completes at once with a flush status.
+ * After posting, the QP kicks its link, which writes at once in the posting
+ * thread.  The one conversion of an rdmap work-completion status to an
+ * ibverbs one is wc_status() here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <iwarp/ddp.h>
+
+#include "iw_bytes.h"
+#include "iwv_obj.h"
+
+static enum iwv_wc_status wc_status(enum rdmap_wc_status s)
+{
+	switch (s) {
+	case RDMAP_WC_SUCCESS:
+		return IWV_WC_SUCCESS;
+	case RDMAP_WC_LOC_LEN_ERR:
+		return IWV_WC_LOC_LEN_ERR;
+	case RDMAP_WC_LOC_PROT_ERR:
+		return IWV_WC_LOC_PROT_ERR;
+	case RDMAP_WC_WR_FLUSH_ERR:
+		return IWV_WC_WR_FLUSH_ERR;
+	case RDMAP_WC_REM_ACCESS_ERR:
+		return IWV_WC_REM_ACCESS_ERR;
+	case RDMAP_WC_REM_OP_ERR:
+		return IWV_WC_REM_OP_ERR;
+	case RDMAP_WC_REM_INV_REQ_ERR:
+		return IWV_WC_REM_INV_REQ_ERR;
+	case RDMAP_WC_GENERAL_ERR:
+	default:
+		return IWV_WC_GENERAL_ERR;
+	}
+}
+
+static const char *const wc_status_names[] = {
+	[IWV_WC_SUCCESS] = "success",
+	[IWV_WC_LOC_LEN_ERR] = "local length error",
+	[IWV_WC_LOC_QP_OP_ERR] = "local QP operation error",
+	[IWV_WC_LOC_EEC_OP_ERR] = "local EE context operation error",
+	[IWV_WC_LOC_PROT_ERR] = "local protection error",
+	[IWV_WC_WR_FLUSH_ERR] = "Work Request Flushed Error",
+	[IWV_WC_MW_BIND_ERR] = "memory management operation error",
+	[IWV_WC_BAD_RESP_ERR] = "bad response error",
+	[IWV_WC_LOC_ACCESS_ERR] = "local access error",
+	[IWV_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+	[IWV_WC_REM_ACCESS_ERR] = "remote access error",
+	[IWV_WC_REM_OP_ERR] = "remote operation error",
+	[IWV_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+	[IWV_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+	[IWV_WC_LOC_RDD_VIOL_ERR] = "local RDD violation error",
+	[IWV_WC_REM_INV_RD_REQ_ERR] = "remote invalid RD request",
+	[IWV_WC_REM_ABORT_ERR] = "aborted error",
+	[IWV_WC_INV_EECN_ERR] = "invalid EE context number",
+	[IWV_WC_INV_EEC_STATE_ERR] = "invalid EE context state",
+	[IWV_WC_FATAL_ERR] = "fatal error",
+	[IWV_WC_RESP_TIMEOUT_ERR] = "response timeout error",
+	[IWV_WC_GENERAL_ERR] = "general error",
+};
+
+const char *iwv_wc_status_str(enum iwv_wc_status status)
+{
+	if ((unsigned)status < IW_ARRAY_SIZE(wc_status_names) && wc_status_names[status])
+		return wc_status_names[status];
+	return "unknown";
+}
+
+/* ---------------------------------------------------------------------- */
+/* QP completions: rdmap_qp -> stage -> CQ                                  */
+/* ---------------------------------------------------------------------- */
+
+/* IDLE (before the connection is up) and RTS take new work; anything else flushes it. */
+static bool qp_accepts_work(const struct iwv_qp_int *qp)
+{
+	enum rdmap_qp_state st = rdmap_qp_state(qp->rq);
+
+	return st == RDMAP_QP_IDLE || st == RDMAP_QP_RTS;
+}
+
+static void slot_free(struct iwv_qp_int *qp, uint32_t i)
+{
+	qp->free_slots[qp->nfree++] = i;
+}
+
+void iwv_qp_stage_flush(struct iwv_qp_int *qp)
+{
+	struct iwv_wc *wc;
+
+	while ((wc = wc_ring_front(&qp->sstage))) {
+		/* the stage holds the slot number in wr_id until here */
+		uint32_t i = (uint32_t)wc->wr_id;
+		struct send_slot *s = &qp->slots[i];
+		struct iwv_wc out = *wc;
+
+		if (wc->status != IWV_WC_SUCCESS || s->signaled) {
+			out.wr_id = s->wr_id;
+			if (!iwv_cq_push(cq_of(qp->pub.send_cq), &out))
+				break;
+		}
+		wc_ring_pop(&qp->sstage);
+		slot_free(qp, i);
+	}
+	while ((wc = wc_ring_front(&qp->rstage))) {
+		if (!iwv_cq_push(cq_of(qp->pub.recv_cq), wc))
+			break;
+		wc_ring_pop(&qp->rstage);
+		qp->recv_posted--;
+	}
+}
+
+static void wc_from_rdmap(struct iwv_qp_int *qp, const struct rdmap_wc *in, struct iwv_wc *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->wr_id = in->wr_id;
+	out->status = wc_status(in->status);
+	out->vendor_err = in->err < 0 ? (uint32_t)-in->err : 0;
+	out->byte_len = in->byte_len;
+	out->qp_num = qp->pub.qp_num;
+	switch (in->opcode) {
+	case RDMAP_WC_SEND:
+		out->opcode = IWV_WC_SEND;
+		break;
+	case RDMAP_WC_RDMA_WRITE:
+		out->opcode = IWV_WC_RDMA_WRITE;
+		break;
+	case RDMAP_WC_RDMA_READ:
+		out->opcode = IWV_WC_RDMA_READ;
+		break;
+	case RDMAP_WC_RECV:
+	default:
+		out->opcode = IWV_WC_RECV;
+		out->solicited = in->solicited;
+		if (in->invalidated) {
+			out->wc_flags |= IWV_WC_WITH_INV;
+			out->invalidated_rkey = in->invalidated_stag;
+		}
+		break;
+	}
+}
+
+static void qp_drain(struct iwv_qp_int *qp)
+{
+	struct rdmap_wc w[32];
+	enum rdmap_qp_state st;
+	int n;
+
+	while ((n = rdmap_qp_poll(qp->rq, w, (int)IW_ARRAY_SIZE(w))) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct iwv_wc wc;
+
+			wc_from_rdmap(qp, &w[i], &wc);
+			if (wc.opcode == IWV_WC_RECV) {
+				wc_ring_push(&qp->rstage, &wc);
+			} else {
+				/* the opcode the user posted (flushes report it too) */
+				wc.opcode = qp->slots[(uint32_t)wc.wr_id].opcode;
+				wc_ring_push(&qp->sstage, &wc);
+			}
+		}
+	}
+	/* TERMINATE is failed already: our Terminate is still going out, but every
+	 * work request has been flushed, so the program must see ERR now. */
+	st = rdmap_qp_state(qp->rq);
+	if (st == RDMAP_QP_TERMINATE || st == RDMAP_QP_ERROR)
+		qp->pub.state = IWV_QPS_ERR;
+	iwv_qp_stage_flush(qp);
+}
+
+static void qp_flush_all(struct iwv_qp_int *qp)
+{
+	rdmap_qp_flush(qp->rq);
+	qp_drain(qp);
+	qp->pub.state = IWV_QPS_ERR;
+}
+
+/* ---------------------------------------------------------------------- */
+/* QPs                                                                      */
+/* ---------------------------------------------------------------------- */
+
+static void qp_free(struct iwv_qp_int *qp)
+{
+	struct iwv_ctx *ctx = ctx_of(qp->pub.context);
+
+	if (qp->rq)
+		rdmap_qp_destroy(qp->rq);
+	if (qp->inline_stag)
+		ddp_stag_dereg(ctx->stags, qp->inline_stag);
+	free(qp->inline_buf);
+	free(qp->slots);
+	free(qp->free_slots);
+	free(qp->sstage.e);
+	free(qp->rstage.e);
+	free(qp);
+}
+
+struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
+{
+	struct rdmap_qp_config cfg;
+	struct iwv_qp_int *qp;
+	struct iwv_ctx *ctx;
+	struct iwv_qp_cap *c;
+	int r;
+
+	if (!pd || !attr || attr->qp_type != IWV_QPT_RC || attr->srq || !attr->send_cq ||
+	    !attr->recv_cq || attr->send_cq->context != pd->context ||
+	    attr->recv_cq->context != pd->context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	c = &attr->cap;
+	if (c->max_send_wr > IWV_MAX_QP_WR || c->max_recv_wr > IWV_MAX_QP_WR ||
+	    c->max_send_sge > IWV_MAX_SGE || c->max_recv_sge > IWV_MAX_SGE ||
+	    c->max_inline_data > IWV_MAX_INLINE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Zero depths are legal in ibverbs (a send-only QP); the engine wants 1. */
+	if (c->max_send_wr == 0)
+		c->max_send_wr = 1;
+	if (c->max_recv_wr == 0)
+		c->max_recv_wr = 1;
+	if (c->max_send_sge == 0)
+		c->max_send_sge = 1;
+	if (c->max_recv_sge == 0)
+		c->max_recv_sge = 1;
+	ctx = ctx_of(pd->context);
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->pub.context = pd->context;
+	qp->pub.qp_context = attr->qp_context;
+	qp->pub.pd = pd;
+	qp->pub.send_cq = attr->send_cq;
+	qp->pub.recv_cq = attr->recv_cq;
+	qp->pub.qp_type = IWV_QPT_RC;
+	qp->pub.state = IWV_QPS_INIT;
+	qp->attr = *attr;
+	qp->slots = calloc(c->max_send_wr, sizeof(*qp->slots));
+	qp->free_slots = calloc(c->max_send_wr, sizeof(*qp->free_slots));
+	qp->sstage.e = calloc(c->max_send_wr, sizeof(*qp->sstage.e));
+	qp->rstage.e = calloc(c->max_recv_wr, sizeof(*qp->rstage.e));
+	qp->sstage.cap = c->max_send_wr;
+	qp->rstage.cap = c->max_recv_wr;
+	if (c->max_inline_data)
+		qp->inline_buf = malloc((size_t)c->max_inline_data * c->max_send_wr);
+	if (!qp->slots || !qp->free_slots || !qp->sstage.e || !qp->rstage.e ||
+	    (c->max_inline_data && !qp->inline_buf)) {
+		qp_free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < c->max_send_wr; i++)
+		qp->free_slots[i] = c->max_send_wr - 1 - i;
+	qp->nfree = c->max_send_wr;
+
+	rdmap_qp_config_default(&cfg);
+	cfg.stags = ctx->stags;
+	cfg.pd = pd->handle;
+	cfg.sq_depth = c->max_send_wr;
+	cfg.rq_depth = c->max_recv_wr;
+	cfg.mulpdu = mpa_mulpdu(1460, false); /* replaced by the CM once the MSS is known */
+	cfg.start_idle = true;
+	memset(&cfg.mpa, 0, sizeof(cfg.mpa));
+	cfg.mpa.ird = IWV_QP_IRD_CAP;
+	cfg.mpa.ord = IWV_QP_ORD_CAP;
+
+	pthread_mutex_lock(&ctx->lock);
+	r = IW_OK;
+	if (qp->inline_buf)
+		r = ddp_stag_reg(
+			ctx->stags, pd->handle, qp->inline_buf, (uint64_t)(uintptr_t)qp->inline_buf,
+			(uint64_t)c->max_inline_data * c->max_send_wr, 0, &qp->inline_stag);
+	if (r == IW_OK)
+		r = rdmap_qp_create(&cfg, &qp->rq);
+	if (r != IW_OK) {
+		pthread_mutex_unlock(&ctx->lock);
+		qp_free(qp);
+		errno = iwv_errno(r);
+		return NULL;
+	}
+	qp->pub.handle = ctx->next_handle++;
+	qp->pub.qp_num = qp->pub.handle;
+	iwv_pd_use(pd, 1);
+	cq_of(attr->send_cq)->users++;
+	cq_of(attr->recv_cq)->users++;
+	qp->next = ctx->qps;
+	ctx->qps = qp;
+	pthread_mutex_unlock(&ctx->lock);
+	return &qp->pub;
+}
+
+int iwv_destroy_qp(struct iwv_qp *pub)
+{
+	struct iwv_qp_int *qp = qp_of(pub);
+	struct iwv_ctx *ctx;
+
+	if (!qp)
+		return EINVAL;
+	ctx = ctx_of(qp->pub.context);
+	pthread_mutex_lock(&ctx->lock);
+	if (qp->link) {
+		qp->link_ops->detach(qp->link, true);
+		qp->link = NULL;
+	}
+	qp_flush_all(qp);
+	for (struct iwv_qp_int **pp = &ctx->qps; *pp; pp = &(*pp)->next)
+		if (*pp == qp) {
+			*pp = qp->next;
+			break;
+		}
+	iwv_pd_use(qp->pub.pd, -1);
+	cq_of(qp->pub.send_cq)->users--;
+	cq_of(qp->pub.recv_cq)->users--;
+	qp_free(qp);
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+int iwv_query_qp(struct iwv_qp *pub, struct iwv_qp_attr *attr, int attr_mask,
+		 struct iwv_qp_init_attr *init_attr)
+{
+	struct iwv_qp_int *qp = qp_of(pub);
+	struct iwv_ctx *ctx;
+
+	if (!qp || !attr)
+		return EINVAL;
+	ctx = ctx_of(qp->pub.context);
+	pthread_mutex_lock(&ctx->lock);
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = qp->pub.state;
+	attr->cap = qp->attr.cap;
+	attr->max_rd_atomic = (uint8_t)IW_MIN(qp->ord, 255u);
+	attr->max_dest_rd_atomic = (uint8_t)IW_MIN(qp->ird, 255u);
+	attr->qp_err = rdmap_qp_error(qp->rq);
+	if (init_attr)
+		*init_attr = qp->attr;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+int iwv_modify_qp(struct iwv_qp *pub, struct iwv_qp_attr *attr, int attr_mask)
+{
+	struct iwv_qp_int *qp = qp_of(pub);
+	struct iwv_ctx *ctx;
+
+	if (!qp || !attr || attr_mask != IWV_QP_STATE || attr->qp_state != IWV_QPS_ERR)
+		return EINVAL;
+	ctx = ctx_of(qp->pub.context);
+	pthread_mutex_lock(&ctx->lock);
+	if (qp->link)
+		qp->link_ops->detach(qp->link, false);
+	qp_flush_all(qp);
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+/* Complete a WR at once with a flush status (QP in error): errors always complete. */
+static int flush_send_now(struct iwv_qp_int *qp, uint32_t slot)
+{
+	struct iwv_wc wc = {
+		.wr_id = slot,
+		.status = IWV_WC_WR_FLUSH_ERR,
+		.opcode = qp->slots[slot].opcode,
+		.vendor_err = (uint32_t)-IW_ERDMAP_FLUSHED,
+		.qp_num = qp->pub.qp_num,
+	};
+
+	wc_ring_push(&qp->sstage, &wc);
+	return 0;
+}
+
+static int post_one_send(struct iwv_qp_int *qp, const struct iwv_send_wr *wr)
+{
+	struct rdmap_send_wr w;
+	struct send_slot *s;
+	uint32_t slot, total = 0;
+	int r;
+
+	memset(&w, 0, sizeof(w));
+	switch (wr->opcode) {
+	case IWV_WR_SEND:
+		w.opcode = (wr->send_flags & IWV_SEND_SOLICITED) ? RDMAP_WR_SEND_SE : RDMAP_WR_SEND;
+		break;
+	case IWV_WR_SEND_WITH_INV:
+		w.opcode = (wr->send_flags & IWV_SEND_SOLICITED) ? RDMAP_WR_SEND_SE_INV
+								 : RDMAP_WR_SEND_INV;
+		w.invalidate_stag = wr->invalidate_rkey;
+		break;
+	case IWV_WR_RDMA_WRITE:
+		w.opcode = RDMAP_WR_WRITE;
+		break;
+	case IWV_WR_RDMA_READ:
+		w.opcode = RDMAP_WR_READ;
+		if (wr->num_sge != 1 || (wr->send_flags & IWV_SEND_INLINE))
+			return EINVAL;
+		break;
+	default:
+		return EINVAL;
+	}
+	if (wr->send_flags &
+	    ~(unsigned)(IWV_SEND_FENCE | IWV_SEND_SIGNALED | IWV_SEND_SOLICITED | IWV_SEND_INLINE))
+		return EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->attr.cap.max_send_sge ||
+	    (wr->num_sge && !wr->sg_list))
+		return EINVAL;
+	for (int i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > UINT32_MAX - total)
+			return EINVAL;
+		total += wr->sg_list[i].length;
+	}
+	if ((wr->send_flags & IWV_SEND_INLINE) && total > qp->attr.cap.max_inline_data)
+		return EINVAL;
+	if (qp->nfree == 0)
+		return ENOMEM;
+
+	slot = qp->free_slots[--qp->nfree];
+	s = &qp->slots[slot];
+	s->wr_id = wr->wr_id;
+	s->signaled = (wr->send_flags & IWV_SEND_SIGNALED) || qp->attr.sq_sig_all;
+	s->opcode = wr->opcode == IWV_WR_RDMA_WRITE  ? IWV_WC_RDMA_WRITE
+		    : wr->opcode == IWV_WR_RDMA_READ ? IWV_WC_RDMA_READ
+						     : IWV_WC_SEND;
+
+	if (qp->pub.state == IWV_QPS_ERR || !qp_accepts_work(qp))
+		return flush_send_now(qp, slot);
+
+	w.wr_id = slot;
+	w.flags = RDMAP_WR_SIGNALED | ((wr->send_flags & IWV_SEND_FENCE) ? RDMAP_WR_FENCE : 0);
+	w.remote_stag = wr->wr.rdma.rkey;
+	w.remote_to = wr->wr.rdma.remote_addr;
+	if (wr->send_flags & IWV_SEND_INLINE) {
+		uint8_t *dst = qp->inline_buf + (size_t)slot * qp->attr.cap.max_inline_data;
+		uint32_t off = 0;
+
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(dst + off, (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			off += wr->sg_list[i].length;
+		}
+		w.num_sge = 1;
+		w.sg[0].addr = (uint64_t)(uintptr_t)dst;
+		w.sg[0].length = total;
+		w.sg[0].lkey = qp->inline_stag;
+	} else {
+		w.num_sge = wr->num_sge;
+		for (int i = 0; i < wr->num_sge; i++) {
+			w.sg[i].addr = wr->sg_list[i].addr;
+			w.sg[i].length = wr->sg_list[i].length;
+			w.sg[i].lkey = wr->sg_list[i].lkey;
+		}
+	}
+	r = rdmap_qp_post_send(qp->rq, &w);
+	if (r == IW_ESTATE)
+		return flush_send_now(qp, slot);
+	if (r != IW_OK) {
+		slot_free(qp, slot);
+		return r == IW_ENOSPC ? ENOMEM : EINVAL;
+	}
+	return 0;
+}
+
+int iwv_post_send(struct iwv_qp *pub, struct iwv_send_wr *wr, struct iwv_send_wr **bad_wr)
+{
+	struct iwv_qp_int *qp = qp_of(pub);
+	struct iwv_ctx *ctx;
+	int r = 0;
+
+	if (!qp || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return EINVAL;
+	}
+	ctx = ctx_of(qp->pub.context);
+	pthread_mutex_lock(&ctx->lock);
+	for (; wr; wr = wr->next) {
+		r = post_one_send(qp, wr);
+		if (r) {
+			if (bad_wr)
+				*bad_wr = wr;
+			break;
+		}
+	}
+	qp_drain(qp);
+	if (qp->link)
+		qp->link_ops->kick(qp->link);
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+static int post_one_recv(struct iwv_qp_int *qp, const struct iwv_recv_wr *wr)
+{
+	struct rdmap_recv_wr w;
+	int r;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->attr.cap.max_recv_sge ||
+	    (wr->num_sge && !wr->sg_list))
+		return EINVAL;
+	if (qp->recv_posted >= qp->attr.cap.max_recv_wr)
+		return ENOMEM;
+	if (qp->pub.state == IWV_QPS_ERR || !qp_accepts_work(qp)) {
+		struct iwv_wc wc = {
+			.wr_id = wr->wr_id,
+			.status = IWV_WC_WR_FLUSH_ERR,
+			.opcode = IWV_WC_RECV,
+			.vendor_err = (uint32_t)-IW_ERDMAP_FLUSHED,
+			.qp_num = qp->pub.qp_num,
+		};
+
+		wc_ring_push(&qp->rstage, &wc);
+		qp->recv_posted++;
+		return 0;
+	}
+	memset(&w, 0, sizeof(w));
+	w.wr_id = wr->wr_id;
+	w.num_sge = wr->num_sge;
+	for (int i = 0; i < wr->num_sge; i++) {
+		w.sg[i].addr = wr->sg_list[i].addr;
+		w.sg[i].length = wr->sg_list[i].length;
+		w.sg[i].lkey = wr->sg_list[i].lkey;
+	}
+	r = rdmap_qp_post_recv(qp->rq, &w);
+	if (r == IW_ESTATE) {
+		qp->pub.state = IWV_QPS_ERR;
+		return post_one_recv(qp, wr);
+	}
+	if (r != IW_OK)
+		return r == IW_ENOSPC ? ENOMEM : EINVAL;
+	qp->recv_posted++;
+	return 0;
+}
+
+int iwv_post_recv(struct iwv_qp *pub, struct iwv_recv_wr *wr, struct iwv_recv_wr **bad_wr)
+{
+	struct iwv_qp_int *qp = qp_of(pub);
+	struct iwv_ctx *ctx;
+	int r = 0;
+
+	if (!qp || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return EINVAL;
+	}
+	ctx = ctx_of(qp->pub.context);
+	pthread_mutex_lock(&ctx->lock);
+	for (; wr; wr = wr->next) {
+		r = post_one_recv(qp, wr);
+		if (r) {
+			if (bad_wr)
+				*bad_wr = wr;
+			break;
+		}
+	}
+	qp_drain(qp);
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The connection's side of the QP (iwv_qp_link.h)                          */
+/* ---------------------------------------------------------------------- */
+
+int iwv_qp_link_attach(struct iwv_qp *pub, const struct iwv_qp_link_ops *ops, void *link)
+{
+	struct iwv_qp_int *qp = qp_of(pub);
+
+	if (qp->link || qp->pub.state != IWV_QPS_INIT || rdmap_qp_state(qp->rq) != RDMAP_QP_IDLE)
+		return EINVAL;
+	qp->link_ops = ops;
+	qp->link = link;
+	return 0;
+}
+
+void iwv_qp_link_detach(struct iwv_qp *pub)
+{
+	qp_of(pub)->link = NULL;
+}
+
+struct rdmap_qp *iwv_qp_rdmap(struct iwv_qp *pub)
+{
+	return qp_of(pub)->rq;
+}
+
+int iwv_qp_start(struct iwv_qp *pub, uint32_t mulpdu, bool initiator, const struct mpa_params *p)
+{
+	struct iwv_qp_int *qp = qp_of(pub);
+	struct mpa_params pp = *p;
+	int r;
+
+	pp.ird = IW_MIN(pp.ird, (uint16_t)IWV_QP_IRD_CAP);
+	pp.ord = IW_MIN(pp.ord, (uint16_t)IWV_QP_ORD_CAP);
+	r = rdmap_qp_set_link(qp->rq, mulpdu, initiator);
+	if (r == IW_OK)
+		r = rdmap_qp_start(qp->rq, &pp);
+	if (r != IW_OK)
+		return r;
+	qp->ird = pp.ird;
+	qp->ord = pp.ord;
+	qp->pub.state = IWV_QPS_RTS;
+	return IW_OK;
+}
+
+void iwv_qp_drain(struct iwv_qp *pub)
+{
+	qp_drain(qp_of(pub));
+}
+
+void iwv_qp_flush_all(struct iwv_qp *pub)
+{
+	qp_flush_all(qp_of(pub));
+}
