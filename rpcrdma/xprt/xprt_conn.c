@@ -43,7 +43,7 @@
 #define XCQE_EXTRA 64
 #define XSQ_DEPTH  4096
 
-static void xconn_rc_fire(struct xtimer *t);
+static void xconn_rc_fire(struct iw_timer *t, uint64_t now);
 static void xsend_release(struct xsend *s);
 
 /* A status (an iw_err) for a log line. */
@@ -79,7 +79,7 @@ static struct rpcrdma_conn *xconn_new(struct rpcrdma_ctx *ctx, bool client)
 	xlist_init(&c->reqs);
 	xlist_init(&c->expos);
 	xlist_init(&c->rd_queue);
-	c->rc_timer.fn = xconn_rc_fire;
+	iw_timer_init(&c->rc_timer, xconn_rc_fire);
 	c->limit = 1;
 	c->next_id = 1;
 	c->inline_recv = ctx->cfg.inline_recv;
@@ -124,7 +124,7 @@ static int xconn_bufs(struct rpcrdma_conn *c, unsigned nrecv)
 
 static void xconn_free(struct rpcrdma_conn *c)
 {
-	xtimer_cancel(&c->rc_timer);
+	iw_timer_cancel(&c->ctx->timers, &c->rc_timer);
 	if (c->sslots)
 		for (unsigned i = 0; i < c->nsend; i++) {
 			struct xsend *s = &c->sslots[i];
@@ -401,7 +401,7 @@ static void xconn_final(struct rpcrdma_conn *c, int status)
 {
 	bool report = c->client || c->was_up;
 
-	xtimer_cancel(&c->rc_timer);
+	iw_timer_cancel(&c->ctx->timers, &c->rc_timer);
 	xreq_conn_lost(c, c->closing ? IW_ERPC_SHUTDOWN : IW_ERPC_CONN, true);
 	xrsp_conn_lost(c);
 	c->state = XC_CLOSED;
@@ -489,7 +489,7 @@ void xconn_lost(struct rpcrdma_conn *c, int status)
 	xtimer_arm(ctx, &c->rc_timer, ctx->cfg.reconnect_ms);
 }
 
-static void xconn_rc_fire(struct xtimer *t)
+static void xconn_rc_fire(struct iw_timer *t, uint64_t now)
 {
 	struct rpcrdma_conn *c = xcontainer(t, struct rpcrdma_conn, rc_timer);
 

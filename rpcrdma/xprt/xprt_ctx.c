@@ -13,9 +13,10 @@
  * runs from there.  The channel fds also wake for stack work (inline
  * progress), so a readable ctx fd may produce nothing.
  *
- * Timers are a short unsorted list (call timeouts, RPRC exposures, reconnect
- * delays); the timerfd is set to the earliest so that a caller that sleeps in
- * its own poll() on rpcrdma_ctx_fd wakes in time.
+ * Timers (call timeouts, RPRC exposures, reconnect delays) are one-shot
+ * iw_timers (common/iw_timer.h) in ms of CLOCK_MONOTONIC; the timerfd is set
+ * to the earliest so that a caller that sleeps in its own poll() on
+ * rpcrdma_ctx_fd wakes in time.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,21 +43,10 @@ uint64_t xnow_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-void xtimer_arm(struct rpcrdma_ctx *ctx, struct xtimer *t, uint32_t ms)
+/* Arm `t` (iw_timer_init'ed) to fire `ms` from now; iw_timer_cancel disarms. */
+void xtimer_arm(struct rpcrdma_ctx *ctx, struct iw_timer *t, uint32_t ms)
 {
-	if (t->armed)
-		xlist_del(&t->node);
-	t->armed = true;
-	t->due = xnow_ms() + ms;
-	xlist_add_tail(&ctx->timers, &t->node);
-}
-
-void xtimer_cancel(struct xtimer *t)
-{
-	if (!t->armed)
-		return;
-	xlist_del(&t->node);
-	t->armed = false;
+	iw_timer_arm(&ctx->timers, t, xnow_ms() + ms);
 }
 
 static void xlog_line(struct rpcrdma_ctx *ctx, const char *line)
@@ -168,7 +158,7 @@ struct rpcrdma_ctx *rpcrdma_ctx_create(const struct rpcrdma_config *cfg)
 		ctx->cfg.default_reply_max = ctx->cfg.max_msg;
 	xlist_init(&ctx->conns);
 	xlist_init(&ctx->listeners);
-	xlist_init(&ctx->timers);
+	iw_timers_init(&ctx->timers);
 	xlist_init(&ctx->zombie_cqs);
 	ctx->tfd = ctx->epfd = -1;
 
@@ -246,14 +236,9 @@ int rpcrdma_ctx_fd(const struct rpcrdma_ctx *ctx)
 
 static int64_t xnext_due(const struct rpcrdma_ctx *ctx)
 {
-	int64_t best = -1;
+	uint64_t next = iw_timers_next(&ctx->timers);
+	int64_t best = next == IW_TIMER_NONE ? -1 : (int64_t)next;
 
-	for (struct xlist *n = ctx->timers.next; n != &ctx->timers; n = n->next) {
-		const struct xtimer *t = xcontainer(n, struct xtimer, node);
-
-		if (best < 0 || (int64_t)t->due < best)
-			best = (int64_t)t->due;
-	}
 	if (ctx->more)
 		return (int64_t)xnow_ms();
 	if (!xlist_empty(&ctx->zombie_cqs)) {
@@ -297,25 +282,12 @@ static void xtimerfd_update(struct rpcrdma_ctx *ctx)
 	timerfd_settime(ctx->tfd, 0, &its, NULL);
 }
 
+/* Fire the due timers; the clock is read again after each batch, so a timer
+ * that a callback armed for "now" fires in this pass too. */
 static void xrun_timers(struct rpcrdma_ctx *ctx)
 {
-	bool again = true;
-
-	while (again) {
-		uint64_t now = xnow_ms();
-
-		again = false;
-		for (struct xlist *n = ctx->timers.next; n != &ctx->timers; n = n->next) {
-			struct xtimer *t = xcontainer(n, struct xtimer, node);
-
-			if (t->due <= now) {
-				xtimer_cancel(t);
-				t->fn(t);
-				again = true;
-				break;
-			}
-		}
-	}
+	while (iw_timers_run(&ctx->timers, xnow_ms()))
+		;
 }
 
 static void xzombies(struct rpcrdma_ctx *ctx)

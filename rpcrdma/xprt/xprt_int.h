@@ -22,6 +22,8 @@
 #include <iwarp/iwv.h>
 #include <iwarp/rpcrdma.h>
 
+#include "iw_timer.h"
+
 /* A minimal intrusive doubly-linked list with a sentinel. */
 struct xlist {
 	struct xlist *prev, *next;
@@ -55,14 +57,6 @@ static inline void xlist_del(struct xlist *n)
 #define xcontainer(p, type, member) ((type *)(void *)((char *)(p)-offsetof(type, member)))
 
 #define XPAD4(n)		    (((n) + 3u) & ~(size_t)3u)
-
-/* A one-shot timer of the ctx (ms on CLOCK_MONOTONIC). */
-struct xtimer {
-	struct xlist node;
-	bool armed;
-	uint64_t due;
-	void (*fn)(struct xtimer *t);
-};
 
 enum xwr_kind { XWR_RECV = 1, XWR_SEND, XWR_READ };
 
@@ -149,7 +143,7 @@ struct xcall {
 	bool has_reply;
 	uint32_t reply_off, reply_len;
 	uint32_t rebuild_off, rebuild_len;
-	struct xtimer tmo;
+	struct iw_timer tmo; /* in ctx->timers */
 
 	/* RPRC pull */
 	struct xreader rd;
@@ -180,7 +174,7 @@ struct xexpo {
 	uint32_t xid;
 	uint8_t *buf;
 	struct iwv_mr *mr;
-	struct xtimer tmo;
+	struct iw_timer tmo; /* in ctx->timers */
 };
 
 struct rpcrdma_listener {
@@ -245,7 +239,7 @@ struct rpcrdma_conn {
 	/* reconnect */
 	int failures;
 	bool was_up;
-	struct xtimer rc_timer;
+	struct iw_timer rc_timer; /* in ctx->timers */
 
 	struct rpcrdma_stats st;
 };
@@ -258,8 +252,9 @@ struct rpcrdma_ctx {
 	struct iwv_comp_channel *cc;
 	int tfd, epfd;
 	bool more; /* process() stopped with work left: the fd reads ready */
-	struct xlist conns, listeners, timers, zombie_cqs;
-	int ncb; /* callbacks run in this process() */
+	struct xlist conns, listeners, zombie_cqs;
+	struct iw_timers timers; /* due times in ms of xnow_ms() */
+	int ncb;		 /* callbacks run in this process() */
 	bool destroying;
 	/* rpcrdma_conn_wait_up */
 	struct rpcrdma_conn *wait_conn;
@@ -269,8 +264,7 @@ struct rpcrdma_ctx {
 
 /* xprt_ctx.c */
 uint64_t xnow_ms(void);
-void xtimer_arm(struct rpcrdma_ctx *ctx, struct xtimer *t, uint32_t ms);
-void xtimer_cancel(struct xtimer *t);
+void xtimer_arm(struct rpcrdma_ctx *ctx, struct iw_timer *t, uint32_t ms);
 void xlog(struct rpcrdma_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void xconn_log(struct rpcrdma_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -55,14 +55,14 @@
 #define XHDR_CHUNK(n)	   (8u + 16u * (n))
 #define XHDR_REPLY(n)	   (4u + 16u * (n))
 
-static void xcall_timeout(struct xtimer *t);
+static void xcall_timeout(struct iw_timer *t, uint64_t now);
 
 static void xcall_complete(struct xcall *call, int status)
 {
 	if (call->cb_done)
 		return;
 	call->cb_done = true;
-	xtimer_cancel(&call->tmo);
+	iw_timer_cancel(&call->conn->ctx->timers, &call->tmo);
 	call->conn->ctx->ncb++;
 	call->cb(call->arg, status, NULL, 0);
 }
@@ -91,7 +91,7 @@ static void xcall_unplan(struct xcall *call)
 
 void xcall_free(struct xcall *call)
 {
-	xtimer_cancel(&call->tmo);
+	iw_timer_cancel(&call->conn->ctx->timers, &call->tmo);
 	xlist_del(&call->node);
 	xcall_unplan(call);
 	xcall_rp_release(call);
@@ -496,8 +496,7 @@ int rpcrdma_call(struct rpcrdma_conn *c, const void *msg, size_t len,
 	call->bc = !c->client;
 	if (opts)
 		call->opts = *opts;
-	call->tmo.fn = xcall_timeout;
-	xlist_init(&call->tmo.node);
+	iw_timer_init(&call->tmo, xcall_timeout);
 	if (rpcrdma_rpc_parse(call->buf, len, &call->ri) == 0 &&
 	    call->ri.msg_type == RPC_MSG_CALL && !call->bc && cfg->ulb && cfg->ulb->handles &&
 	    cfg->ulb->handles(cfg->ulb_arg, call->ri.prog, call->ri.vers))
@@ -536,7 +535,7 @@ int rpcrdma_cancel(struct rpcrdma_conn *c, uint64_t id)
 	return iw_err_sys(ENOENT);
 }
 
-static void xcall_timeout(struct xtimer *t)
+static void xcall_timeout(struct iw_timer *t, uint64_t now)
 {
 	struct xcall *call = xcontainer(t, struct xcall, tmo);
 
@@ -551,7 +550,7 @@ static void xcall_deliver(struct xcall *call, uint8_t *data, size_t len)
 	if (call->cb_done)
 		return;
 	call->cb_done = true;
-	xtimer_cancel(&call->tmo);
+	iw_timer_cancel(&call->conn->ctx->timers, &call->tmo);
 	if (call->retried && len >= 4)
 		iw_put_be32(data, call->orig_xid);
 	call->conn->ctx->ncb++;

@@ -43,7 +43,7 @@
 
 static void xexpo_free(struct xexpo *e)
 {
-	xtimer_cancel(&e->tmo);
+	iw_timer_cancel(&e->conn->ctx->timers, &e->tmo);
 	xlist_del(&e->node);
 	if (e->mr)
 		iwv_dereg_mr(e->mr);
@@ -331,7 +331,7 @@ void xrsp_on_done(struct rpcrdma_conn *c, const struct iwv_wc *wc, const struct 
 	}
 }
 
-static void xexpo_timeout(struct xtimer *t)
+static void xexpo_timeout(struct iw_timer *t, uint64_t now)
 {
 	struct xexpo *e = xcontainer(t, struct xexpo, tmo);
 
@@ -579,8 +579,7 @@ int rpcrdma_reply(struct rpcrdma_req *req, const void *reply, size_t len)
 			goto nomem;
 		expo->conn = c;
 		expo->xid = req->xid;
-		expo->tmo.fn = xexpo_timeout;
-		xlist_init(&expo->tmo.node);
+		iw_timer_init(&expo->tmo, xexpo_timeout);
 		c->st.msgs_rprc++;
 		c->st.bytes_rprc += XPAD4(rlen);
 	} else {
