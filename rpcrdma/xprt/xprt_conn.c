@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xprt_conn.c - RPC-over-RDMA connections: CM events, RFC 8797 private data,
- * receive and send buffers, completion dispatch, RDMA Reads within ORD,
- * teardown and client reconnect.
+ * xprt_conn.c - the life of an RPC-over-RDMA connection: setup (CM events,
+ * RFC 8797 private data, receive and send buffers, CQ and QP), teardown,
+ * client reconnect, listeners and the connection queries.  The work requests
+ * on a connection (sends, Reads, receives, completions) are xprt_io.c's.
  *
  * Theory of operation.
  *
@@ -17,34 +18,30 @@
  * forward calls, its backchannel replies and, with RPRC, one RDMA_DONE per
  * credit) and answers with its own private data.  The effective inline send
  * size is the smaller of ours and the peer's receive size (1024 when the peer
- * sent none, RFC 8797 §4.2).
+ * sent none, RFC 8797 §4.2).  The receive and send buffers are allocated and
+ * registered once for the life of the conn and serve every reconnection.
  *
- * Receives.  Each received Send is decoded (rpcrdma_wire.h) and routed by
- * its direction (RFC 8167 §4: the RPC msg_type word of an RDMA_MSG payload;
- * RDMA_NOMSG is a reply at a client and a call at a server; RDMA_ERROR is a
- * reply; RDMA_DONE belongs to the responder) and then reposted.
- *
- * Teardown.  On DISCONNECTED or any failure the QP is destroyed, which
- * flushes every posted work request; the CQ is drained so that each object
- * a work request points at sees its completion before it is freed; then the
- * id and the CQ go (a CQ whose channel still holds an event waits on the
- * ctx's zombie list).  A client that was up reports DOWN, keeps its calls and
- * reconnects after reconnect_ms (new id, same address and private data);
- * after cfg.reconnects failed attempts, or on a server, the conn reports
- * CLOSED and is freed by the next process() pass.
+ * Teardown.  On DISCONNECTED, on a CM error or when the I/O path finds the
+ * connection broken (xconn_fatal: disconnect first), the QP is destroyed,
+ * which flushes every posted work request; the CQ is drained so that each
+ * object a work request points at sees its completion before it is freed,
+ * queued Reads fail and the send slots whose completion never came are
+ * released; then the id and the CQ go (a CQ whose channel still holds an
+ * event waits on the ctx's zombie list).  A client that was up reports DOWN,
+ * keeps its calls and reconnects after reconnect_ms (new id, same address and
+ * private data); after cfg.reconnects failed attempts, or on a server, the
+ * conn reports CLOSED and is freed by the next process() pass.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "iw_bytes.h"
 #include "xprt_int.h"
 
 #define XCQE_EXTRA 64
 #define XSQ_DEPTH  4096
 
 static void xconn_rc_fire(struct iw_timer *t, uint64_t now);
-static void xsend_release(struct xsend *s);
 
 /* A status (an iw_err) for a log line. */
 static const char *xstatus(int status)
@@ -126,13 +123,7 @@ static void xconn_free(struct rpcrdma_conn *c)
 {
 	iw_timer_cancel(&c->ctx->timers, &c->rc_timer);
 	if (c->sslots)
-		for (unsigned i = 0; i < c->nsend; i++) {
-			struct xsend *s = &c->sslots[i];
-
-			if (s->att_mr)
-				iwv_dereg_mr(s->att_mr);
-			free(s->att);
-		}
+		xsend_release_all(c);
 	if (c->rmr)
 		iwv_dereg_mr(c->rmr);
 	if (c->smr)
@@ -143,20 +134,6 @@ static void xconn_free(struct rpcrdma_conn *c)
 	free(c->sslots);
 	xlist_del(&c->node);
 	free(c);
-}
-
-static int xpost_recv(struct rpcrdma_conn *c, struct xrecv *r)
-{
-	struct iwv_sge sge = {
-		.addr = (uint64_t)(uintptr_t)r->buf,
-		.length = c->ctx->cfg.inline_recv,
-		.lkey = c->rmr->lkey,
-	};
-	struct iwv_recv_wr wr = {
-		.wr_id = (uint64_t)(uintptr_t)&r->wr, .sg_list = &sge, .num_sge = 1};
-	struct iwv_recv_wr *bad;
-
-	return iwv_post_recv(c->qp, &wr, &bad);
 }
 
 /* CQ + QP on the current id, all receives posted. */
@@ -194,7 +171,7 @@ static int xconn_qp(struct rpcrdma_conn *c)
 		return IW_ENOMEM;
 	c->qp = c->id->qp;
 	for (unsigned i = 0; i < c->nrecv; i++)
-		if (xpost_recv(c, &c->rslots[i]))
+		if (xrecv_post(c, &c->rslots[i]))
 			return IW_ENOMEM;
 	return 0;
 }
@@ -256,6 +233,21 @@ static void xconn_fail_later(struct rpcrdma_conn *c, int status)
 {
 	c->close_status = status;
 	xtimer_arm(c->ctx, &c->rc_timer, 0);
+}
+
+/* A failure of the connection's I/O (xprt_io.c): disconnect, so that
+ * DISCONNECTED tears it down, or else fail it from process(); nothing while a
+ * teardown is under way. */
+void xconn_fatal(struct rpcrdma_conn *c, const char *why)
+{
+	if (c->dying || !c->id)
+		return;
+	xconn_log(c, "fatal: %s", why);
+	if (c->state == XC_UP || c->state == XC_CLOSING) {
+		if (iwcm_disconnect(c->id) == 0)
+			return;
+	}
+	xconn_fail_later(c, IW_ERPC_CONN);
 }
 
 static void xconn_attempt(struct rpcrdma_conn *c)
@@ -415,21 +407,6 @@ static void xconn_final(struct rpcrdma_conn *c, int status)
 	}
 }
 
-static void xrd_fail_queued(struct rpcrdma_conn *c)
-{
-	while (!xlist_empty(&c->rd_queue)) {
-		struct xread *rd = xcontainer(c->rd_queue.next, struct xread, node);
-		struct xreader *o = rd->owner;
-
-		xlist_del(&rd->node);
-		free(rd);
-		if (!o->err)
-			o->err = IW_ERPC_CONN;
-		if (--o->pending == 0)
-			o->done(o);
-	}
-}
-
 /* Tear the current connection down (idempotent), then reconnect or close. */
 void xconn_lost(struct rpcrdma_conn *c, int status)
 {
@@ -446,7 +423,7 @@ void xconn_lost(struct rpcrdma_conn *c, int status)
 		}
 		if (c->cqh)
 			xconn_poll(c);
-		xrd_fail_queued(c);
+		xread_fail_queued(c);
 		c->rd_out = 0;
 		iwcm_destroy_id(c->id);
 		c->id = NULL;
@@ -459,11 +436,7 @@ void xconn_lost(struct rpcrdma_conn *c, int status)
 			c->cqh = NULL;
 		}
 		/* receives are gone: only sends whose completion never came stay busy */
-		for (unsigned i = 0; i < c->nsend; i++) {
-			struct xsend *s = &c->sslots[i];
-
-			xsend_release(s);
-		}
+		xsend_release_all(c);
 		c->dying = false;
 	}
 	xconn_log(c, "lost (%s)%s", xstatus(status), was_up ? " while up" : "");
@@ -602,274 +575,6 @@ void xconn_handle_cm(struct rpcrdma_ctx *ctx, struct iwcm_event *ev)
 		break;
 	default:
 		break;
-	}
-}
-
-/* ---------------------------------------------------------------------- */
-/* Completions                                                             */
-/* ---------------------------------------------------------------------- */
-
-static void xconn_fatal(struct rpcrdma_conn *c, const char *why)
-{
-	if (c->dying || !c->id)
-		return;
-	xconn_log(c, "fatal: %s", why);
-	if (c->state == XC_UP || c->state == XC_CLOSING) {
-		if (iwcm_disconnect(c->id) == 0)
-			return;
-	}
-	xconn_fail_later(c, IW_ERPC_CONN);
-}
-
-static void xconn_recv(struct rpcrdma_conn *c, struct xrecv *r, const struct iwv_wc *wc)
-{
-	struct rpcrdma_hdr h;
-	uint32_t len = wc->byte_len;
-	int rc;
-
-	if (len > c->ctx->cfg.inline_recv)
-		len = c->ctx->cfg.inline_recv;
-	rc = rpcrdma_hdr_decode(r->buf, len, &h);
-	if (rc < 0) {
-		if (c->client || rc == IW_ERPC_SHORT) {
-			/* RFC 8166 §4.5: a requester discards replies with header errors */
-			c->st.discarded++;
-			xconn_log(c, "discarded a message of %u octets: %s", len,
-				  rpcrdma_errname(rc));
-			xconn_log(c, "discarded a message of %u octets: %s", len,
-				  rpcrdma_errname(rc));
-			return;
-		}
-		switch (rpcrdma_err_action(rc)) {
-		case RPCRDMA_REPLY_ERR_VERS:
-			xrsp_send_err(c, h.xid, h.vers, ERR_VERS);
-			break;
-		case RPCRDMA_REPLY_ERR_CHUNK:
-			xrsp_send_err(c, h.xid, h.vers, ERR_CHUNK);
-			break;
-		default:
-			c->st.discarded++;
-			break;
-		}
-		return;
-	}
-	switch (h.proc) {
-	case RDMA_ERROR:
-		xreq_on_reply(c, r, wc, &h);
-		return;
-	case RDMA_DONE:
-		xrsp_on_done(c, wc, &h);
-		return;
-	case RDMA_MSG: {
-		uint32_t plen = len - h.hdr_len;
-
-		if (plen < 8) {
-			if (c->client)
-				c->st.discarded++;
-			else
-				xrsp_send_err(c, h.xid, h.vers, ERR_CHUNK);
-			return;
-		}
-		if (iw_get_be32(r->buf + h.hdr_len + 4) == RPC_MSG_CALL)
-			xrsp_on_call(c, r, len, &h, c->client);
-		else
-			xreq_on_reply(c, r, wc, &h);
-		return;
-	}
-	case RDMA_NOMSG:
-		if (c->client)
-			xreq_on_reply(c, r, wc, &h);
-		else
-			xrsp_on_call(c, r, len, &h, false);
-		return;
-	default:
-		c->st.discarded++;
-		return;
-	}
-}
-
-static void xconn_wc(struct rpcrdma_conn *c, const struct iwv_wc *wc)
-{
-	struct xwr *w = (struct xwr *)(uintptr_t)wc->wr_id;
-	bool ok = wc->status == IWV_WC_SUCCESS;
-
-	if (!ok && wc->status != IWV_WC_WR_FLUSH_ERR)
-		xconn_fatal(c, iwv_wc_status_str(wc->status));
-	if (!w)
-		return; /* RDMA Write */
-	switch (w->kind) {
-	case XWR_RECV: {
-		struct xrecv *r = (struct xrecv *)w;
-
-		if (!ok || c->dying)
-			return;
-		xconn_recv(c, r, wc);
-		if (c->qp && !c->dying && xpost_recv(c, r))
-			xconn_fatal(c, "repost receive");
-		return;
-	}
-	case XWR_SEND: {
-		struct xsend *s = (struct xsend *)w;
-
-		xsend_release(s);
-		return;
-	}
-	case XWR_READ: {
-		struct xread *rd = (struct xread *)w;
-		struct xreader *o = rd->owner;
-
-		free(rd);
-		if (c->rd_out)
-			c->rd_out--;
-		if (!ok && !o->err)
-			o->err = IW_ERPC_RDMA;
-		if (--o->pending == 0)
-			o->done(o);
-		if (!c->dying)
-			xread_kick(c);
-		return;
-	}
-	}
-}
-
-void xconn_poll(struct rpcrdma_conn *c)
-{
-	struct iwv_wc wc[16];
-
-	for (int pass = 0; pass < 2 && c->cqh; pass++) {
-		struct iwv_cq *cq = c->cqh->cq;
-		int n;
-
-		while (c->cqh && (n = iwv_poll_cq(cq, 16, wc)) > 0)
-			for (int i = 0; i < n; i++)
-				xconn_wc(c, &wc[i]);
-		if (c->cqh && !c->dying && pass == 0)
-			iwv_req_notify_cq(cq, 0);
-		if (c->dying)
-			break;
-	}
-}
-
-/* ---------------------------------------------------------------------- */
-/* Sends and Reads                                                         */
-/* ---------------------------------------------------------------------- */
-
-struct xsend *xsend_get(struct rpcrdma_conn *c)
-{
-	for (unsigned i = 0; i < c->nsend; i++)
-		if (!c->sslots[i].busy) {
-			c->sslots[i].busy = true;
-			return &c->sslots[i];
-		}
-	xconn_log(c, "out of send buffers");
-	return NULL;
-}
-
-static void xsend_release(struct xsend *s)
-{
-	if (s->att_mr)
-		iwv_dereg_mr(s->att_mr);
-	free(s->att);
-	s->att = NULL;
-	s->att_mr = NULL;
-	s->busy = false;
-}
-
-int xsend_post(struct rpcrdma_conn *c, struct xsend *s, const struct rpcrdma_hdr *h,
-	       const void *pay, size_t plen, uint32_t inv_rkey, struct iwv_send_wr *pre)
-{
-	size_t cap = c->ctx->cfg.inline_send;
-	struct iwv_sge sge;
-	struct iwv_send_wr wr, *bad, *last;
-	int n, rc;
-
-	if (!c->qp || c->dying) {
-		xsend_release(s);
-		return IW_ERPC_CONN;
-	}
-	n = rpcrdma_hdr_encode(h, s->buf, cap);
-	if (n < 0 || (size_t)n + plen > cap) {
-		xsend_release(s);
-		return n < 0 ? n : IW_ENOSPC;
-	}
-	if (plen)
-		memcpy(s->buf + n, pay, plen);
-	sge.addr = (uint64_t)(uintptr_t)s->buf;
-	sge.length = (uint32_t)(n + plen);
-	sge.lkey = c->smr->lkey;
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = (uint64_t)(uintptr_t)&s->wr;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = IWV_SEND_SIGNALED;
-	if (inv_rkey) {
-		wr.opcode = IWV_WR_SEND_WITH_INV;
-		wr.invalidate_rkey = inv_rkey;
-	} else {
-		wr.opcode = IWV_WR_SEND;
-	}
-	if (pre) {
-		for (last = pre; last->next; last = last->next)
-			;
-		last->next = &wr;
-	} else {
-		pre = &wr;
-	}
-	rc = iwv_post_send(c->qp, pre, &bad);
-	if (rc) {
-		/* the Writes before a failed one went out; the Send did not */
-		xsend_release(s);
-		xconn_fatal(c, "post send");
-		return IW_ERPC_CONN;
-	}
-	c->st.bytes_inline += plen;
-	return 0;
-}
-
-void xread_add(struct rpcrdma_conn *c, struct xreader *owner, void *dst, uint32_t lkey,
-	       uint32_t len, uint32_t rkey, uint64_t raddr)
-{
-	struct xread *rd = calloc(1, sizeof(*rd));
-
-	owner->pending++;
-	if (!rd) {
-		owner->err = IW_ENOMEM;
-		owner->pending--;
-		return;
-	}
-	rd->wr.kind = XWR_READ;
-	rd->owner = owner;
-	rd->sge.addr = (uint64_t)(uintptr_t)dst;
-	rd->sge.length = len;
-	rd->sge.lkey = lkey;
-	rd->rkey = rkey;
-	rd->raddr = raddr;
-	xlist_init(&rd->node);
-	xlist_add_tail(&c->rd_queue, &rd->node);
-}
-
-void xread_kick(struct rpcrdma_conn *c)
-{
-	if (!c->qp || c->dying) {
-		xrd_fail_queued(c);
-		return;
-	}
-	while (c->rd_out < c->ord && !xlist_empty(&c->rd_queue)) {
-		struct xread *rd = xcontainer(c->rd_queue.next, struct xread, node);
-		struct iwv_send_wr wr, *bad;
-
-		memset(&wr, 0, sizeof(wr));
-		wr.wr_id = (uint64_t)(uintptr_t)&rd->wr;
-		wr.sg_list = &rd->sge;
-		wr.num_sge = 1;
-		wr.opcode = IWV_WR_RDMA_READ;
-		wr.send_flags = IWV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = rd->raddr;
-		wr.wr.rdma.rkey = rd->rkey;
-		if (iwv_post_send(c->qp, &wr, &bad))
-			break;
-		xlist_del(&rd->node);
-		c->rd_out++;
 	}
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xprt_int.h - internals of the RPC-over-RDMA transport (rpcrdma.h), shared
- * by xprt_ctx.c (event loop, timers, logging), xprt_conn.c (connections,
- * buffers, CM events, reconnect), xprt_requester.c (calls, credits, reply
- * rebuild) and xprt_responder.c (Read chunk pulls, replies, RDMA_ERROR, RPRC).
+ * by xprt_ctx.c (event loop, timers, logging), xprt_conn.c (connection life:
+ * setup, buffers, CM events, teardown, reconnect), xprt_io.c (send slots,
+ * RDMA Reads, receives, completion dispatch), xprt_requester.c (calls,
+ * credits, reply rebuild) and xprt_responder.c (Read chunk pulls, replies,
+ * RDMA_ERROR, RPRC).
  *
  * Work requests carry a pointer to a `struct xwr` (first member of a receive
  * slot, a send slot or a Read operation) in wr_id; wr_id 0 is an RDMA Write,
@@ -262,35 +264,49 @@ struct rpcrdma_ctx {
 	bool wait_done;
 };
 
-/* xprt_ctx.c */
+/* xprt_ctx.c - the event loop: clock, timers, logging, zombie CQs */
 uint64_t xnow_ms(void);
 void xtimer_arm(struct rpcrdma_ctx *ctx, struct iw_timer *t, uint32_t ms);
 void xlog(struct rpcrdma_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void xconn_log(struct rpcrdma_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* xprt_conn.c */
+/* xprt_conn.c - connection life: setup, CM events, teardown, reconnect, queries */
 void xconn_handle_cm(struct rpcrdma_ctx *ctx, struct iwcm_event *ev);
-void xconn_poll(struct rpcrdma_conn *c);
 void xconn_lost(struct rpcrdma_conn *c, int status);
+void xconn_fatal(struct rpcrdma_conn *c, const char *why);
 void xconn_destroy_all(struct rpcrdma_ctx *ctx);
 void xconn_reap(struct rpcrdma_ctx *ctx);
 void xconn_report(struct rpcrdma_conn *c, enum rpcrdma_conn_event ev, int status);
+bool xconn_ready(const struct rpcrdma_conn *c);
+
+/* xprt_io.c - work requests: send slots, RDMA Reads within ORD, receives,
+ * completion dispatch */
+/* A free send slot (busy until xsend_release), or NULL. */
 struct xsend *xsend_get(struct rpcrdma_conn *c);
+/* Send h + pay[0..plen) from slot s behind the work requests `pre` (may be
+ * NULL), With Invalidate of inv_rkey when non-zero.  On failure the slot is
+ * released. */
 int xsend_post(struct rpcrdma_conn *c, struct xsend *s, const struct rpcrdma_hdr *h,
 	       const void *pay, size_t plen, uint32_t inv_rkey, struct iwv_send_wr *pre);
+void xsend_release(struct xsend *s);
+void xsend_release_all(struct rpcrdma_conn *c); /* teardown: every slot */
+/* Queue an RDMA Read of len octets from (rkey, raddr) to dst for owner; xread_kick posts. */
 void xread_add(struct rpcrdma_conn *c, struct xreader *owner, void *dst, uint32_t lkey,
 	       uint32_t len, uint32_t rkey, uint64_t raddr);
 void xread_kick(struct rpcrdma_conn *c);
-bool xconn_ready(const struct rpcrdma_conn *c);
+void xread_fail_queued(struct rpcrdma_conn *c); /* teardown: the queued Reads fail */
+int xrecv_post(struct rpcrdma_conn *c, struct xrecv *r);
+void xconn_poll(struct rpcrdma_conn *c); /* drain the CQ, re-arm, dispatch */
 
-/* xprt_requester.c */
+/* xprt_requester.c - calls: marshalling, credits, reply rebuild, RPRC pull */
 void xreq_on_reply(struct rpcrdma_conn *c, struct xrecv *r, const struct iwv_wc *wc,
 		   const struct rpcrdma_hdr *h);
 void xreq_kick(struct rpcrdma_conn *c);
 void xreq_conn_lost(struct rpcrdma_conn *c, int status, bool final);
 void xcall_free(struct xcall *call);
 
-/* xprt_responder.c */
+/* xprt_responder.c - calls received: Read chunk pulls, replies, RDMA_ERROR,
+ * RPRC exposure */
 void xrsp_on_call(struct rpcrdma_conn *c, struct xrecv *r, uint32_t len,
 		  const struct rpcrdma_hdr *h, bool bc);
 void xrsp_send_err(struct rpcrdma_conn *c, uint32_t xid, uint32_t vers, uint32_t err);
