@@ -670,20 +670,10 @@ void xconn_destroy_all(struct rpcrdma_ctx *ctx)
 	for (int i = 0; i < 100 && !xlist_empty(&ctx->zombie_cqs); i++) {
 		struct iwv_cq *cq;
 		void *cqctx;
-		struct xlist *z;
 
 		while (iwv_get_cq_event(ctx->cc, &cq, &cqctx) == 0)
 			iwv_ack_cq_events(cq, 1);
-		z = ctx->zombie_cqs.next;
-		while (z != &ctx->zombie_cqs) {
-			struct xcqh *h = xcontainer(z, struct xcqh, node);
-
-			z = z->next;
-			if (iwv_destroy_cq(h->cq) == 0) {
-				xlist_del(&h->node);
-				free(h);
-			}
-		}
+		xzombies_reap(ctx);
 	}
 }
 

@@ -290,7 +290,8 @@ static void xrun_timers(struct rpcrdma_ctx *ctx)
 		;
 }
 
-static void xzombies(struct rpcrdma_ctx *ctx)
+/* Destroy the CQs of gone conns that can go now (no CQ event held back). */
+void xzombies_reap(struct rpcrdma_ctx *ctx)
 {
 	struct xlist *n = ctx->zombie_cqs.next;
 
@@ -367,7 +368,7 @@ int rpcrdma_ctx_process(struct rpcrdma_ctx *ctx, int timeout_ms)
 		}
 	}
 	xconn_reap(ctx);
-	xzombies(ctx);
+	xzombies_reap(ctx);
 	xtimerfd_update(ctx);
 	return ctx->ncb;
 }

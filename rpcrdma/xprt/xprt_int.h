@@ -267,6 +267,7 @@ struct rpcrdma_ctx {
 /* xprt_ctx.c - the event loop: clock, timers, logging, zombie CQs */
 uint64_t xnow_ms(void);
 void xtimer_arm(struct rpcrdma_ctx *ctx, struct iw_timer *t, uint32_t ms);
+void xzombies_reap(struct rpcrdma_ctx *ctx); /* destroy the zombie CQs that can go */
 void xlog(struct rpcrdma_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void xconn_log(struct rpcrdma_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
