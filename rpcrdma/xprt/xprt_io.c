@@ -231,8 +231,6 @@ static void xrecv_route(struct rpcrdma_conn *c, struct xrecv *r, const struct iw
 			c->st.discarded++;
 			xconn_log(c, "discarded a message of %u octets: %s", len,
 				  rpcrdma_errname(rc));
-			xconn_log(c, "discarded a message of %u octets: %s", len,
-				  rpcrdma_errname(rc));
 			return;
 		}
 		switch (rpcrdma_err_action(rc)) {
