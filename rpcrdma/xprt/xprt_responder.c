@@ -17,18 +17,20 @@
  * the program, every non-zero Position must be a DDP-eligible item of the
  * rebuilt call (§6.1, RFC 8267 §4), else ERR_CHUNK.
  *
- * A reply is copied, walked by the binding (unreduced), and each valid result
- * slot that has a non-empty Write chunk is RDMA Written into it over its
- * segments; every Write chunk is returned with the same segment count and
- * lengths set to the octets written (§3.4.6, §4.3.2).  The reduced reply
- * then goes inline (RDMA_MSG) if it fits the peer's receive size, else into
- * the Reply chunk (RDMA_NOMSG, padding included, §4.3.3), else, when both
- * sides support it, as a responder-provided Read chunk that stays registered
- * until RDMA_DONE, a timeout or the connection's end
- * (draft-cel-nfsv4-rpcrdma-reliable-reply §4); else ERR_CHUNK.  The RDMA
- * Writes precede the Send on the same QP, and iWARP places them first
- * (RFC 5040 §5.5).  Send With Invalidate is used when the requester accepts
- * it and every handle of its call was the same STag (RFC 8797 §3).
+ * A reply goes in three steps, each a function: reduce, plan, post.  It is
+ * copied and walked by the binding (unreduced), and the result items that
+ * have a non-empty Write chunk are left out of the reduced copy; each is RDMA
+ * Written into its chunk over its segments, and every Write chunk is
+ * returned with the same segment count and lengths set to the octets written
+ * (§3.4.6, §4.3.2).  The reduced reply then goes inline (RDMA_MSG) if it
+ * fits the peer's receive size, else into the Reply chunk (RDMA_NOMSG,
+ * padding included, §4.3.3), else, when both sides support it, as a
+ * responder-provided Read chunk that stays registered until RDMA_DONE, a
+ * timeout or the connection's end (draft-cel-nfsv4-rpcrdma-reliable-reply
+ * §4); else ERR_CHUNK.  The RDMA Writes precede the Send on the same QP, and
+ * iWARP places them first (RFC 5040 §5.5).  Send With Invalidate is used when
+ * the requester accepts it and every handle of its call was the same STag
+ * (RFC 8797 §3).  A backchannel reply is one Send.
  *
  * Credits granted: min(requested, cfg.credits), never 0 (§3.3.1); the
  * receives for that many calls are always posted.  Backchannel replies from a
@@ -436,25 +438,271 @@ static int xwrite_chunk(const struct rpcrdma_hdr *h, const struct rpcrdma_chunk 
 	return done == len ? 0 : IW_ERPC_TOOBIG;
 }
 
+/* A reply that cannot go (rc IW_ERPC_TOOBIG: it fits nowhere; IW_ENOMEM):
+ * the requester learns it from ERR_CHUNK. */
+static void xrsp_reply_refuse(struct rpcrdma_conn *c, const struct rpcrdma_req *req, size_t len,
+			      int rc)
+{
+	if (rc == IW_ERPC_TOOBIG)
+		xconn_log(c, "xid 0x%08x: reply of %zu octets fits nowhere", req->xid, len);
+	xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
+}
+
+/* How a reply goes (chosen by xrsp_reply_plan). */
+enum xrsp_form {
+	XRSP_INLINE,	  /* RDMA_MSG, the reduced reply in the Send */
+	XRSP_REPLY_CHUNK, /* RDMA_NOMSG, the reduced reply written into the Reply chunk */
+	XRSP_RPRC,	  /* RDMA_NOMSG, a responder-provided Read chunk */
+};
+
+/* A reply on its way out: built by xrsp_reply_reduce and xrsp_reply_plan,
+ * sent by xrsp_reply_post; xrsp_reply_clear frees what it still owns. */
+struct xrsp_reply {
+	/* reduce */
+	uint8_t *mem; /* [ full copy | reduced copy ], XPAD4(len) each, or NULL */
+	uint8_t *full, *red;
+	size_t len, rlen; /* of the reply, of the reduced reply */
+	struct xmove mv;  /* the result items that go into Write chunks */
+	/* plan */
+	struct iwv_mr *mr; /* mem, one registration, or NULL */
+	struct rpcrdma_hdr rh;
+	struct iwv_send_wr *wrs; /* the RDMA Writes that go before the Send */
+	struct iwv_sge *sges;
+	int nwr;
+	enum xrsp_form form;
+	struct xexpo *expo; /* XRSP_RPRC: the exposure, armed once sent */
+	uint32_t inv;	    /* Send With Invalidate of this STag, or 0 */
+	uint64_t wbytes;    /* octets written into Write chunks */
+};
+
+/* Reduce: copy reply[0..len) into x->mem and, when the call provided Write
+ * chunks and the binding handles its program, walk the reply (unreduced) for
+ * the result items that go into them (x->mv); the reduced reply at x->red
+ * leaves out their data and XDR padding (RFC 8166 §3.4.6).  A reply the
+ * binding cannot walk stays whole.  Returns 0, IW_ENOMEM, or IW_ERPC_TOOBIG
+ * when an item is longer than its Write chunk. */
+static int xrsp_reply_reduce(struct rpcrdma_conn *c, const struct rpcrdma_req *req,
+			     struct xrsp_reply *x, const void *reply, size_t len)
+{
+	const struct rpcrdma_config *cfg = &c->ctx->cfg;
+	const struct rpcrdma_hdr *hc = req->h;
+	struct rpcrdma_rpcinfo ri;
+	size_t in = 0;
+	int rc;
+
+	x->mem = calloc(2, XPAD4(len));
+	if (!x->mem)
+		return IW_ENOMEM;
+	x->full = x->mem;
+	x->red = x->mem + XPAD4(len);
+	x->len = len;
+	memcpy(x->full, reply, len);
+
+	x->mv.h = hc;
+	x->mv.limit = XPAD4(len);
+	if (hc->n_write && cfg->ulb && req->ri.msg_type == RPC_MSG_CALL && cfg->ulb->handles &&
+	    cfg->ulb->handles(cfg->ulb_arg, req->ri.prog, req->ri.vers) &&
+	    rpcrdma_rpc_parse(x->full, len, &ri) == 0 && ri.msg_type == RPC_MSG_REPLY &&
+	    ri.reply_stat == 0 && ri.accept_stat == 0 && ri.body_off <= len) {
+		x->mv.body_off = ri.body_off;
+		rc = cfg->ulb->walk_reply(cfg->ulb_arg, &req->ri, x->full + ri.body_off,
+					  len - ri.body_off, xmove_fn, &x->mv);
+		if (rc == IW_ERPC_TOOBIG)
+			return rc;
+		if (rc < 0)
+			memset(x->mv.moved, 0, sizeof(x->mv.moved));
+	}
+	/* the reduced reply: moved items' data and padding left out */
+	x->rlen = 0;
+	for (uint16_t i = 0; i < hc->n_write && i < RPCRDMA_MAX_WRITE_CHUNKS; i++) {
+		if (!x->mv.moved[i] || x->mv.at[i] < in)
+			continue;
+		memcpy(x->red + x->rlen, x->full + in, x->mv.at[i] - in);
+		x->rlen += x->mv.at[i] - in;
+		in = x->mv.at[i] + XPAD4(x->mv.len[i]);
+	}
+	memcpy(x->red + x->rlen, x->full + in, len - in);
+	x->rlen += len - in;
+	return 0;
+}
+
+/* Plan: register x->mem, chain the RDMA Writes of the moved items into the
+ * call's Write chunks (each returned with the octets written, §4.3.2; an
+ * empty one stays empty) and choose the form: inline if the header and the
+ * reduced reply fit the peer's receive size, else the Reply chunk if the call
+ * provided one large enough (padding included, §4.3.3), else a
+ * responder-provided Read chunk when both sides support it (x->expo).
+ * Fills x->rh, x->wrs, x->form and x->inv (when the requester accepts Send
+ * With Invalidate and its call used one STag, RFC 8797 §3).  Returns 0,
+ * IW_ENOMEM, or IW_ERPC_TOOBIG when the reply fits no form. */
+static int xrsp_reply_plan(struct rpcrdma_conn *c, const struct rpcrdma_req *req,
+			   struct xrsp_reply *x)
+{
+	const struct rpcrdma_hdr *hc = req->h;
+	const struct xmove *mv = &x->mv;
+	size_t hs;
+	int rc;
+
+	rpcrdma_hdr_init(&x->rh, req->xid, xrsp_grant_for(c, req->bc), RDMA_MSG);
+	x->mr = iwv_reg_mr(c->ctx->pd, x->mem, 2 * XPAD4(x->len),
+			   IWV_ACCESS_LOCAL_WRITE | (c->rprc ? IWV_ACCESS_REMOTE_READ : 0));
+	if (!x->mr)
+		return IW_ENOMEM;
+	x->wrs = calloc(RPCRDMA_MAX_HDR_SEGS + 1, sizeof(*x->wrs));
+	x->sges = calloc(RPCRDMA_MAX_HDR_SEGS + 1, sizeof(*x->sges));
+	if (!x->wrs || !x->sges)
+		return IW_ENOMEM;
+	for (uint16_t i = 0; i < hc->n_write; i++) {
+		const struct rpcrdma_chunk *ch = &hc->write[i];
+
+		if (ch->nseg == 0) {
+			rpcrdma_hdr_add_write(&x->rh, true, NULL);
+			continue;
+		}
+		rc = xwrite_chunk(hc, ch, x->full + (mv->moved[i] ? mv->at[i] : 0),
+				  mv->moved[i] ? mv->len[i] : 0, x->mr->lkey, x->wrs, x->sges,
+				  &x->nwr, &x->rh, false);
+		if (rc < 0)
+			return IW_ERPC_TOOBIG;
+		x->wbytes += mv->moved[i] ? mv->len[i] : 0;
+	}
+	hs = rpcrdma_hdr_size(&x->rh);
+	if (hs && hs + x->rlen <= c->inline_send) {
+		x->form = XRSP_INLINE;
+	} else if (hc->has_reply && XPAD4(x->rlen) <= rpcrdma_chunk_len(hc, &hc->reply)) {
+		x->form = XRSP_REPLY_CHUNK;
+		x->rh.proc = RDMA_NOMSG;
+		rc = xwrite_chunk(hc, &hc->reply, x->red, (uint32_t)XPAD4(x->rlen), x->mr->lkey,
+				  x->wrs, x->sges, &x->nwr, &x->rh, true);
+		if (rc < 0)
+			return IW_ERPC_TOOBIG;
+	} else if (c->rprc) {
+		struct rpcrdma_segment seg = {
+			.handle = x->mr->rkey,
+			.length = (uint32_t)XPAD4(x->rlen),
+			.offset = (uint64_t)(uintptr_t)x->red,
+		};
+
+		x->form = XRSP_RPRC;
+		x->rh.proc = RDMA_NOMSG;
+		if (rpcrdma_hdr_add_read(&x->rh, true, 0, &seg) < 0)
+			return IW_ERPC_TOOBIG;
+		x->expo = calloc(1, sizeof(*x->expo));
+		if (!x->expo)
+			return IW_ENOMEM;
+		x->expo->conn = c;
+		x->expo->xid = req->xid;
+		iw_timer_init(&x->expo->tmo, xexpo_timeout);
+	} else {
+		return IW_ERPC_TOOBIG;
+	}
+	if (c->send_inv && hc->nsegs) {
+		x->inv = hc->segs[0].handle;
+		for (uint16_t i = 1; i < hc->nsegs; i++)
+			if (hc->segs[i].handle != x->inv)
+				x->inv = 0;
+	}
+	return 0;
+}
+
+/* Post: take a send slot and post the Writes and the Send (iWARP places the
+ * Writes first, RFC 5040 §5.5).  The memory goes with the slot until the Send
+ * completes, or with the exposure until RDMA_DONE or its timeout.  The form is
+ * counted once planned, even if no slot or no post follows.  Returns 0;
+ * IW_ENOMEM when no send slot is free (refused with ERR_CHUNK); or
+ * xsend_post's failure (the connection is failing: no answer). */
+static int xrsp_reply_post(struct rpcrdma_conn *c, const struct rpcrdma_req *req,
+			   struct xrsp_reply *x)
+{
+	struct xsend *s;
+	int rc;
+
+	switch (x->form) {
+	case XRSP_INLINE:
+		c->st.msgs_inline++;
+		break;
+	case XRSP_REPLY_CHUNK:
+		c->st.msgs_long_reply++;
+		c->st.bytes_reply_chunk += XPAD4(x->rlen);
+		break;
+	case XRSP_RPRC:
+		c->st.msgs_rprc++;
+		c->st.bytes_rprc += XPAD4(x->rlen);
+		break;
+	}
+	s = xsend_get(c);
+	if (!s) {
+		xrsp_reply_refuse(c, req, x->len, IW_ENOMEM);
+		return IW_ENOMEM;
+	}
+	if (!x->expo) {
+		s->att = x->mem;
+		s->att_mr = x->mr;
+		x->mem = NULL; /* the slot frees them, whether or not the post succeeds */
+		x->mr = NULL;
+	}
+	rc = xsend_post(c, s, &x->rh, x->form == XRSP_INLINE ? x->red : NULL,
+			x->form == XRSP_INLINE ? x->rlen : 0, x->inv, x->nwr ? x->wrs : NULL);
+	if (rc)
+		return rc;
+	if (x->expo) {
+		x->expo->buf = x->mem;
+		x->expo->mr = x->mr;
+		xlist_add_tail(&c->expos, &x->expo->node);
+		xtimer_arm(c->ctx, &x->expo->tmo, c->ctx->cfg.rprc_timeout_ms);
+		x->mem = NULL;
+		x->mr = NULL;
+		x->expo = NULL;
+	}
+	c->st.replies_sent++;
+	c->st.bytes_write_chunk += x->wbytes;
+	if (x->inv)
+		c->st.send_inv++;
+	return 0;
+}
+
+/* Free what x still owns. */
+static void xrsp_reply_clear(struct xrsp_reply *x)
+{
+	if (x->mr)
+		iwv_dereg_mr(x->mr);
+	free(x->mem);
+	free(x->wrs);
+	free(x->sges);
+	free(x->expo);
+}
+
+/* A backchannel reply (RFC 8167 §5: Short only).  Returns 0, IW_ENOMEM (no
+ * send slot), IW_ERPC_TOOBIG (too long for the Send: refused with ERR_CHUNK)
+ * or xsend_post's failure. */
+static int xrsp_reply_bc(struct rpcrdma_conn *c, const struct rpcrdma_req *req, const void *reply,
+			 size_t len)
+{
+	struct rpcrdma_hdr rh;
+	struct xsend *s;
+	int rc;
+
+	rpcrdma_hdr_init(&rh, req->xid, xrsp_grant_for(c, req->bc), RDMA_MSG);
+	if (rpcrdma_hdr_size(&rh) + len > c->inline_send) {
+		xrsp_reply_refuse(c, req, len, IW_ERPC_TOOBIG);
+		return IW_ERPC_TOOBIG;
+	}
+	s = xsend_get(c);
+	if (!s)
+		return IW_ENOMEM;
+	rc = xsend_post(c, s, &rh, reply, len, 0, NULL);
+	if (rc == 0) {
+		c->st.replies_sent++;
+		c->st.msgs_inline++;
+	}
+	return rc;
+}
+
 int rpcrdma_reply(struct rpcrdma_req *req, const void *reply, size_t len)
 {
 	struct rpcrdma_conn *c;
-	const struct rpcrdma_config *cfg;
-	const struct rpcrdma_hdr *hc;
-	struct rpcrdma_hdr rh;
-	struct rpcrdma_rpcinfo ri;
-	struct xmove mv;
-	struct iwv_send_wr *wrs = NULL;
-	struct iwv_sge *sges = NULL;
-	int nwr = 0, rc;
-	uint8_t *mem = NULL, *full, *red;
-	size_t rlen, plen = 0, hs;
-	struct iwv_mr *mr = NULL;
-	struct xsend *s;
-	struct xexpo *expo = NULL;
-	const uint8_t *pay = NULL;
-	uint32_t inv = 0;
-	uint64_t wbytes = 0;
+	struct xrsp_reply x;
+	int rc;
 
 	if (!req)
 		return IW_EINVAL;
@@ -465,181 +713,26 @@ int rpcrdma_reply(struct rpcrdma_req *req, const void *reply, size_t len)
 	}
 	if (!reply || len < 8 || iw_get_be32(reply) != req->xid)
 		return IW_EINVAL;
-	cfg = &c->ctx->cfg;
-	hc = req->h;
 	if (!xconn_ready(c)) {
 		xreq_free(req);
 		return IW_ERPC_CONN;
 	}
-	if (len > cfg->max_msg)
-		goto toobig;
-	rpcrdma_hdr_init(&rh, req->xid, xrsp_grant_for(c, req->bc), RDMA_MSG);
-	if (req->bc) {
-		if (rpcrdma_hdr_size(&rh) + len > c->inline_send)
-			goto toobig;
-		s = xsend_get(c);
-		if (!s) {
-			xreq_free(req);
-			return IW_ENOMEM;
-		}
-		rc = xsend_post(c, s, &rh, reply, len, 0, NULL);
-		if (rc == 0) {
-			c->st.replies_sent++;
-			c->st.msgs_inline++;
-		}
-		xreq_free(req);
-		return rc;
-	}
-
-	/* [ full copy | reduced copy ], one registration */
-	mem = calloc(2, XPAD4(len));
-	if (!mem)
-		goto nomem;
-	full = mem;
-	red = mem + XPAD4(len);
-	memcpy(full, reply, len);
-
-	memset(&mv, 0, sizeof(mv));
-	mv.h = hc;
-	mv.limit = XPAD4(len);
-	if (hc->n_write && cfg->ulb && req->ri.msg_type == RPC_MSG_CALL && cfg->ulb->handles &&
-	    cfg->ulb->handles(cfg->ulb_arg, req->ri.prog, req->ri.vers) &&
-	    rpcrdma_rpc_parse(full, len, &ri) == 0 && ri.msg_type == RPC_MSG_REPLY &&
-	    ri.reply_stat == 0 && ri.accept_stat == 0 && ri.body_off <= len) {
-		mv.body_off = ri.body_off;
-		rc = cfg->ulb->walk_reply(cfg->ulb_arg, &req->ri, full + ri.body_off,
-					  len - ri.body_off, xmove_fn, &mv);
-		if (rc == IW_ERPC_TOOBIG)
-			goto toobig;
-		if (rc < 0)
-			memset(mv.moved, 0, sizeof(mv.moved));
-	}
-	/* the reduced reply: moved items' data and padding left out */
-	{
-		size_t in = 0;
-
-		rlen = 0;
-		for (uint16_t i = 0; i < hc->n_write && i < RPCRDMA_MAX_WRITE_CHUNKS; i++) {
-			if (!mv.moved[i] || mv.at[i] < in)
-				continue;
-			memcpy(red + rlen, full + in, mv.at[i] - in);
-			rlen += mv.at[i] - in;
-			in = mv.at[i] + XPAD4(mv.len[i]);
-		}
-		memcpy(red + rlen, full + in, len - in);
-		rlen += len - in;
-	}
-	mr = iwv_reg_mr(c->ctx->pd, mem, 2 * XPAD4(len),
-			IWV_ACCESS_LOCAL_WRITE | (c->rprc ? IWV_ACCESS_REMOTE_READ : 0));
-	if (!mr)
-		goto nomem;
-	wrs = calloc(RPCRDMA_MAX_HDR_SEGS + 1, sizeof(*wrs));
-	sges = calloc(RPCRDMA_MAX_HDR_SEGS + 1, sizeof(*sges));
-	if (!wrs || !sges)
-		goto nomem;
-	for (uint16_t i = 0; i < hc->n_write; i++) {
-		const struct rpcrdma_chunk *ch = &hc->write[i];
-
-		if (ch->nseg == 0) {
-			rpcrdma_hdr_add_write(&rh, true, NULL);
-			continue;
-		}
-		rc = xwrite_chunk(hc, ch, full + (mv.moved[i] ? mv.at[i] : 0),
-				  mv.moved[i] ? mv.len[i] : 0, mr->lkey, wrs, sges, &nwr, &rh,
-				  false);
-		if (rc < 0)
-			goto toobig;
-		wbytes += mv.moved[i] ? mv.len[i] : 0;
-	}
-	hs = rpcrdma_hdr_size(&rh);
-	if (hs && hs + rlen <= c->inline_send) {
-		pay = red;
-		plen = rlen;
-		c->st.msgs_inline++;
-	} else if (hc->has_reply && XPAD4(rlen) <= rpcrdma_chunk_len(hc, &hc->reply)) {
-		rh.proc = RDMA_NOMSG;
-		rc = xwrite_chunk(hc, &hc->reply, red, (uint32_t)XPAD4(rlen), mr->lkey, wrs, sges,
-				  &nwr, &rh, true);
-		if (rc < 0)
-			goto toobig;
-		c->st.msgs_long_reply++;
-		c->st.bytes_reply_chunk += XPAD4(rlen);
-	} else if (c->rprc) {
-		struct rpcrdma_segment seg = {
-			.handle = mr->rkey,
-			.length = (uint32_t)XPAD4(rlen),
-			.offset = (uint64_t)(uintptr_t)red,
-		};
-
-		rh.proc = RDMA_NOMSG;
-		if (rpcrdma_hdr_add_read(&rh, true, 0, &seg) < 0)
-			goto toobig;
-		expo = calloc(1, sizeof(*expo));
-		if (!expo)
-			goto nomem;
-		expo->conn = c;
-		expo->xid = req->xid;
-		iw_timer_init(&expo->tmo, xexpo_timeout);
-		c->st.msgs_rprc++;
-		c->st.bytes_rprc += XPAD4(rlen);
+	if (len > c->ctx->cfg.max_msg) {
+		rc = IW_ERPC_TOOBIG;
+		xrsp_reply_refuse(c, req, len, rc);
+	} else if (req->bc) {
+		rc = xrsp_reply_bc(c, req, reply, len);
 	} else {
-		goto toobig;
+		memset(&x, 0, sizeof(x));
+		rc = xrsp_reply_reduce(c, req, &x, reply, len);
+		if (rc == 0)
+			rc = xrsp_reply_plan(c, req, &x);
+		if (rc == 0)
+			rc = xrsp_reply_post(c, req, &x);
+		else
+			xrsp_reply_refuse(c, req, len, rc);
+		xrsp_reply_clear(&x);
 	}
-	if (c->send_inv && hc->nsegs) {
-		inv = hc->segs[0].handle;
-		for (uint16_t i = 1; i < hc->nsegs; i++)
-			if (hc->segs[i].handle != inv)
-				inv = 0;
-	}
-	s = xsend_get(c);
-	if (!s)
-		goto nomem;
-	if (!expo) {
-		s->att = mem;
-		s->att_mr = mr;
-	}
-	rc = xsend_post(c, s, &rh, pay, plen, inv, nwr ? wrs : NULL);
-	if (rc) {
-		if (expo) {
-			free(expo);
-			iwv_dereg_mr(mr);
-			free(mem);
-		}
-		free(wrs);
-		free(sges);
-		xreq_free(req);
-		return rc;
-	}
-	if (expo) {
-		expo->buf = mem;
-		expo->mr = mr;
-		xlist_add_tail(&c->expos, &expo->node);
-		xtimer_arm(c->ctx, &expo->tmo, cfg->rprc_timeout_ms);
-	}
-	c->st.replies_sent++;
-	c->st.bytes_write_chunk += wbytes;
-	if (inv)
-		c->st.send_inv++;
-	free(wrs);
-	free(sges);
-	xreq_free(req);
-	return 0;
-
-toobig:
-	xconn_log(c, "xid 0x%08x: reply of %zu octets fits nowhere", req->xid, len);
-	xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
-	rc = IW_ERPC_TOOBIG;
-	goto out;
-nomem:
-	rc = IW_ENOMEM;
-	xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
-out:
-	if (mr)
-		iwv_dereg_mr(mr);
-	free(mem);
-	free(wrs);
-	free(sges);
-	free(expo);
 	xreq_free(req);
 	return rc;
 }
