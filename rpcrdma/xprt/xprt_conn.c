@@ -422,7 +422,7 @@ void xconn_lost(struct rpcrdma_conn *c, int status)
 			c->qp = NULL;
 		}
 		if (c->cqh)
-			xconn_poll(c);
+			xcq_poll(c);
 		xread_fail_queued(c);
 		c->rd_out = 0;
 		iwcm_destroy_id(c->id);

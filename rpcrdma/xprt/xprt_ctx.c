@@ -355,7 +355,7 @@ int rpcrdma_ctx_process(struct rpcrdma_ctx *ctx, int timeout_ms)
 	xdrain_channels(ctx);
 	for (int round = 0;; round++) {
 		for (struct xlist *l = ctx->conns.next; l != &ctx->conns; l = l->next)
-			xconn_poll(xcontainer(l, struct rpcrdma_conn, node));
+			xcq_poll(xcontainer(l, struct rpcrdma_conn, node));
 		if (round == 0)
 			xrun_timers(ctx);
 		if (!xdrain_channels(ctx))

@@ -5,7 +5,10 @@
  * setup, buffers, CM events, teardown, reconnect), xprt_io.c (send slots,
  * RDMA Reads, receives, completion dispatch), xprt_requester.c (calls,
  * credits, reply rebuild) and xprt_responder.c (Read chunk pulls, replies,
- * RDMA_ERROR, RPRC).
+ * RDMA_ERROR, RPRC).  Names say which part a function belongs to: xconn_
+ * connection life (and its log lines), xsend_/xread_/xrecv_/xcq_ work
+ * requests and completions, xreq_ (per connection) and xcall_ (per call) the
+ * requester, xrsp_ the responder.
  *
  * Work requests carry a pointer to a `struct xwr` (first member of a receive
  * slot, a send slot or a Read operation) in wr_id; wr_id 0 is an RDMA Write,
@@ -170,7 +173,7 @@ struct rpcrdma_req {
 };
 
 /* A reply exposed through a responder-provided Read chunk. */
-struct xexpo {
+struct xrsp_expo {
 	struct xlist node; /* conn->expos */
 	struct rpcrdma_conn *conn;
 	uint32_t xid;
@@ -297,7 +300,7 @@ void xread_add(struct rpcrdma_conn *c, struct xreader *owner, void *dst, uint32_
 void xread_kick(struct rpcrdma_conn *c);
 void xread_fail_queued(struct rpcrdma_conn *c); /* teardown: the queued Reads fail */
 int xrecv_post(struct rpcrdma_conn *c, struct xrecv *r);
-void xconn_poll(struct rpcrdma_conn *c); /* drain the CQ, re-arm, dispatch */
+void xcq_poll(struct rpcrdma_conn *c); /* drain the CQ, re-arm, dispatch */
 
 /* xprt_requester.c - calls: marshalling, credits, reply rebuild, RPRC pull */
 void xreq_on_reply(struct rpcrdma_conn *c, struct xrecv *r, const struct iwv_wc *wc,

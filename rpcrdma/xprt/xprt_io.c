@@ -31,7 +31,7 @@
  * that does not decode is discarded by a requester (RFC 8166 §4.5) and
  * answered by a responder as rpcrdma_err_action() says.
  *
- * Completions.  xconn_poll() polls the connection's CQ until it is empty,
+ * Completions.  xcq_poll() polls the connection's CQ until it is empty,
  * requests the next CQ event and polls once more (a completion that arrived
  * in between raises no event), and hands each completion to its object.  A
  * completion in error other than a flush is fatal to the connection; flushes
@@ -326,7 +326,7 @@ static void xwc_dispatch(struct rpcrdma_conn *c, const struct iwv_wc *wc)
 	}
 }
 
-void xconn_poll(struct rpcrdma_conn *c)
+void xcq_poll(struct rpcrdma_conn *c)
 {
 	struct iwv_wc wc[16];
 

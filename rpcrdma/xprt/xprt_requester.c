@@ -11,9 +11,10 @@
  * so every chunk of the call uses the same STag and one Send With
  * Invalidate from the responder releases it all (RFC 8797 §3: we advertise
  * SND_W_INV_OK; RFC 5040 §6.10 Send with Invalidate).  After the reply the
- * STag is deregistered whether or not the peer invalidated it.  The buffer outlives a cancelled or timed-out call until the reply
- * arrives or the connection is gone, so the responder never writes into
- * freed memory and the connection never has to be torn down for it.
+ * STag is deregistered whether or not the peer invalidated it.  The buffer
+ * outlives a cancelled or timed-out call until the reply arrives or the
+ * connection is gone, so the responder never writes into freed memory and
+ * the connection never has to be torn down for it.
  *
  * Marshalling (RFC 8166 §3.5): a call that fits the peer's inline threshold
  * together with its header goes as RDMA_MSG; otherwise the binding's
@@ -100,7 +101,7 @@ void xcall_free(struct xcall *call)
 }
 
 /* Segment size for a chunk of `len` octets: seg_max, but at most 16 segments. */
-static uint32_t xseg_size(uint32_t len, uint32_t seg_max)
+static uint32_t xcall_seg_size(uint32_t len, uint32_t seg_max)
 {
 	uint32_t min;
 
@@ -110,22 +111,22 @@ static uint32_t xseg_size(uint32_t len, uint32_t seg_max)
 	return seg_max > min ? seg_max : min;
 }
 
-static uint32_t xnseg(uint32_t len, uint32_t seg_max)
+static uint32_t xcall_nseg(uint32_t len, uint32_t seg_max)
 {
-	uint32_t s = xseg_size(len, seg_max);
+	uint32_t s = xcall_seg_size(len, seg_max);
 
 	return len ? (len + s - 1) / s : 1;
 }
 
-struct xitems {
+struct xcall_items {
 	unsigned n;
 	size_t limit; /* body length */
 	struct rpcrdma_item it[RPCRDMA_MAX_READ_CHUNKS];
 };
 
-static int xitems_fn(void *arg, const struct rpcrdma_item *item)
+static int xcall_items_fn(void *arg, const struct rpcrdma_item *item)
 {
-	struct xitems *x = arg;
+	struct xcall_items *x = arg;
 
 	if (item->valid && item->length > 0 && x->n < RPCRDMA_MAX_READ_CHUNKS &&
 	    (uint64_t)item->offset + XPAD4(item->length) <= x->limit)
@@ -133,10 +134,10 @@ static int xitems_fn(void *arg, const struct rpcrdma_item *item)
 	return 1;
 }
 
-static int xadd_segs(struct rpcrdma_hdr *h, int kind, uint32_t pos, const struct xcall *call,
-		     uint32_t off, uint32_t len)
+static int xcall_add_segs(struct rpcrdma_hdr *h, int kind, uint32_t pos, const struct xcall *call,
+			  uint32_t off, uint32_t len)
 {
-	uint32_t ss = xseg_size(len, call->opts.seg_max);
+	uint32_t ss = xcall_seg_size(len, call->opts.seg_max);
 	uint32_t done = 0;
 	bool first = true;
 
@@ -178,7 +179,7 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 	struct rpcrdma_reply_plan rp;
 	bool have_plan = false, reply = false;
 	uint32_t nw = 0, wlen[RPCRDMA_MAX_WRITE_CHUNKS], rlen = 0, reply_hdr = 0;
-	struct xitems items;
+	struct xcall_items items;
 	enum { M_INLINE, M_READ, M_LONG } mode;
 	size_t red_len = len, need;
 	uint32_t read_hdr = 0;
@@ -216,7 +217,7 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 			for (uint32_t i = 0; i < last; i++) {
 				/* a slot of no data keeps the pairing with an empty chunk */
 				wlen[nw++] = rp.item_max[i] < cap ? rp.item_max[i] : cap;
-				reply_hdr += XHDR_CHUNK(wlen[i] ? xnseg(wlen[i], seg_max) : 0);
+				reply_hdr += XHDR_CHUNK(wlen[i] ? xcall_nseg(wlen[i], seg_max) : 0);
 			}
 			for (uint32_t i = last; i < rp.n_items && i < RPCRDMA_MAX_WRITE_CHUNKS; i++)
 				rest += XPAD4(rp.item_max[i]);
@@ -245,8 +246,8 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 		uint32_t whdr = 0;
 
 		for (uint32_t i = 0; i < nw; i++)
-			whdr += XHDR_CHUNK(wlen[i] ? xnseg(wlen[i], seg_max) : 0);
-		reply_hdr = whdr + (reply ? XHDR_REPLY(xnseg(rlen, seg_max)) : 0);
+			whdr += XHDR_CHUNK(wlen[i] ? xcall_nseg(wlen[i], seg_max) : 0);
+		reply_hdr = whdr + (reply ? XHDR_REPLY(xcall_nseg(rlen, seg_max)) : 0);
 	}
 
 	/* the call */
@@ -262,11 +263,11 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 	if (mode == M_LONG && !(force & RPCRDMA_FORCE_LONG_CALL) && ulb && ulb->walk_call) {
 		items.limit = len - call->ri.body_off;
 		if (ulb->walk_call(cfg->ulb_arg, &call->ri, msg + call->ri.body_off, items.limit,
-				   xitems_fn, &items) < 0)
+				   xcall_items_fn, &items) < 0)
 			items.n = 0;
 		for (unsigned i = 0; i < items.n; i++) {
 			red_len -= XPAD4(items.it[i].length);
-			read_hdr += XHDR_READ_SEG * xnseg(items.it[i].length, seg_max);
+			read_hdr += XHDR_READ_SEG * xcall_nseg(items.it[i].length, seg_max);
 		}
 		if (items.n && ((force & RPCRDMA_FORCE_READ_CHUNKS) ||
 				XHDR_BASE + reply_hdr + read_hdr + red_len <= isz))
@@ -281,7 +282,7 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 	if (mode == M_READ && XHDR_BASE + reply_hdr + read_hdr + red_len > isz)
 		mode = M_LONG;
 	if (mode == M_LONG)
-		read_hdr = XHDR_READ_SEG * xnseg((uint32_t)XPAD4(len), seg_max);
+		read_hdr = XHDR_READ_SEG * xcall_nseg((uint32_t)XPAD4(len), seg_max);
 	else if (mode == M_INLINE)
 		read_hdr = 0;
 	if (XHDR_BASE + reply_hdr + read_hdr > isz)
@@ -331,7 +332,7 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 	call->hdr = h;
 	rpcrdma_hdr_init(h, call->xid, 0, mode == M_LONG ? RDMA_NOMSG : RDMA_MSG);
 	if (mode == M_LONG) {
-		if (xadd_segs(h, 0, 0, call, 0, (uint32_t)XPAD4(len)))
+		if (xcall_add_segs(h, 0, 0, call, 0, (uint32_t)XPAD4(len)))
 			return IW_ERPC_TOOBIG;
 	} else if (mode == M_READ) {
 		size_t pos = 0, o = 0;
@@ -342,7 +343,7 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 		for (unsigned i = 0; i < items.n; i++) {
 			uint32_t at = call->ri.body_off + items.it[i].offset;
 
-			if (xadd_segs(h, 0, at, call, at, items.it[i].length))
+			if (xcall_add_segs(h, 0, at, call, at, items.it[i].length))
 				return IW_ERPC_TOOBIG;
 			memcpy(call->red + o, msg + pos, at - pos);
 			o += at - pos;
@@ -356,11 +357,11 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 		if (!wlen[i]) {
 			if (rpcrdma_hdr_add_write(h, true, NULL))
 				return IW_ERPC_TOOBIG;
-		} else if (xadd_segs(h, 1, 0, call, call->write_off[i], wlen[i])) {
+		} else if (xcall_add_segs(h, 1, 0, call, call->write_off[i], wlen[i])) {
 			return IW_ERPC_TOOBIG;
 		}
 	}
-	if (reply && xadd_segs(h, 2, 0, call, call->reply_off, rlen))
+	if (reply && xcall_add_segs(h, 2, 0, call, call->reply_off, rlen))
 		return IW_ERPC_TOOBIG;
 	return 0;
 }
@@ -557,7 +558,7 @@ static void xcall_deliver(struct xcall *call, uint8_t *data, size_t len)
 	call->cb(call->arg, 0, data, len);
 }
 
-struct xrebuild {
+struct xcall_rebuilder {
 	struct xcall *call;
 	const uint8_t *src;
 	size_t slen, pos, body_off;
@@ -568,7 +569,7 @@ struct xrebuild {
 	bool used[RPCRDMA_MAX_WRITE_CHUNKS];
 };
 
-static int xrebuild_put(struct xrebuild *x, const void *p, size_t n)
+static int xcall_rebuild_put(struct xcall_rebuilder *x, const void *p, size_t n)
 {
 	if (n > x->cap - x->olen)
 		return IW_ERPC_ULB;
@@ -577,9 +578,9 @@ static int xrebuild_put(struct xrebuild *x, const void *p, size_t n)
 	return 0;
 }
 
-static int xrebuild_fn(void *arg, const struct rpcrdma_item *item)
+static int xcall_rebuild_fn(void *arg, const struct rpcrdma_item *item)
 {
-	struct xrebuild *x = arg;
+	struct xcall_rebuilder *x = arg;
 	struct xcall *call = x->call;
 	unsigned n = item->index;
 	size_t at;
@@ -594,9 +595,9 @@ static int xrebuild_fn(void *arg, const struct rpcrdma_item *item)
 	at = x->body_off + item->offset;
 	if (at < x->pos || at > x->slen)
 		return IW_ERPC_ULB;
-	if (xrebuild_put(x, x->src + x->pos, at - x->pos) ||
-	    xrebuild_put(x, call->buf + call->write_off[n], item->length) ||
-	    xrebuild_put(x, zero, XPAD4(item->length) - item->length))
+	if (xcall_rebuild_put(x, x->src + x->pos, at - x->pos) ||
+	    xcall_rebuild_put(x, call->buf + call->write_off[n], item->length) ||
+	    xcall_rebuild_put(x, zero, XPAD4(item->length) - item->length))
 		return IW_ERPC_ULB;
 	x->pos = at;
 	x->used[n] = true;
@@ -607,7 +608,7 @@ static int xrebuild_fn(void *arg, const struct rpcrdma_item *item)
 static int xcall_rebuild(struct rpcrdma_conn *c, struct xcall *call, const struct rpcrdma_hdr *h,
 			 uint8_t *src, size_t slen)
 {
-	struct xrebuild x;
+	struct xcall_rebuilder x;
 	struct rpcrdma_rpcinfo ri;
 	uint8_t *tmp = NULL;
 	int rc;
@@ -649,9 +650,9 @@ static int xcall_rebuild(struct rpcrdma_conn *c, struct xcall *call, const struc
 		x.out = tmp;
 	}
 	rc = call->ulb->walk_reply(c->ctx->cfg.ulb_arg, &call->ri, src + ri.body_off,
-				   slen - ri.body_off, xrebuild_fn, &x);
+				   slen - ri.body_off, xcall_rebuild_fn, &x);
 	if (rc >= 0)
-		rc = xrebuild_put(&x, src + x.pos, slen - x.pos);
+		rc = xcall_rebuild_put(&x, src + x.pos, slen - x.pos);
 	for (uint32_t i = 0; rc >= 0 && i < call->n_write; i++)
 		if (x.ret[i] && !x.used[i])
 			rc = IW_ERPC_ULB;

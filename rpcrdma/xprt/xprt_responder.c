@@ -43,7 +43,7 @@
 #include "iw_bytes.h"
 #include "xprt_int.h"
 
-static void xexpo_free(struct xexpo *e)
+static void xrsp_expo_free(struct xrsp_expo *e)
 {
 	iw_timer_cancel(&e->conn->ctx->timers, &e->tmo);
 	xlist_del(&e->node);
@@ -53,7 +53,7 @@ static void xexpo_free(struct xexpo *e)
 	free(e);
 }
 
-static void xreq_free(struct rpcrdma_req *req)
+static void xrsp_req_free(struct rpcrdma_req *req)
 {
 	xlist_del(&req->node);
 	if (req->mr)
@@ -100,15 +100,15 @@ void xrsp_send_err(struct rpcrdma_conn *c, uint32_t xid, uint32_t vers, uint32_t
 		  err == ERR_VERS ? "ERR_VERS" : "ERR_CHUNK");
 }
 
-struct xposcheck {
+struct xrsp_poscheck {
 	const struct rpcrdma_hdr *h;
 	uint32_t body_off;
 	bool ok[RPCRDMA_MAX_READ_CHUNKS];
 };
 
-static int xposcheck_fn(void *arg, const struct rpcrdma_item *item)
+static int xrsp_poscheck_fn(void *arg, const struct rpcrdma_item *item)
 {
-	struct xposcheck *x = arg;
+	struct xrsp_poscheck *x = arg;
 
 	if (!item->valid)
 		return 1;
@@ -126,7 +126,7 @@ static void xrsp_deliver(struct rpcrdma_conn *c, struct rpcrdma_req *req)
 
 	if (req->len < 8 || iw_get_be32(req->msg) != req->xid) {
 		xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
-		xreq_free(req);
+		xrsp_req_free(req);
 		return;
 	}
 	ri_ok = rpcrdma_rpc_parse(req->msg, req->len, &req->ri) == 0 &&
@@ -136,26 +136,26 @@ static void xrsp_deliver(struct rpcrdma_conn *c, struct rpcrdma_req *req)
 	if (ri_ok && cfg->ulb && cfg->ulb->handles &&
 	    cfg->ulb->handles(cfg->ulb_arg, req->ri.prog, req->ri.vers) && h->n_read &&
 	    !(h->read[0].position == 0 && h->proc == RDMA_NOMSG)) {
-		struct xposcheck x;
+		struct xrsp_poscheck x;
 		int rc;
 
 		memset(&x, 0, sizeof(x));
 		x.h = h;
 		x.body_off = req->ri.body_off;
 		rc = cfg->ulb->walk_call(cfg->ulb_arg, &req->ri, req->msg + req->ri.body_off,
-					 req->len - req->ri.body_off, xposcheck_fn, &x);
+					 req->len - req->ri.body_off, xrsp_poscheck_fn, &x);
 		for (uint16_t i = 0; i < h->n_read; i++)
 			if (rc < 0 || !x.ok[i]) {
 				xconn_log(c, "xid 0x%08x: Read chunk at %u is not DDP-eligible",
 					  req->xid, h->read[i].position);
 				xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
-				xreq_free(req);
+				xrsp_req_free(req);
 				return;
 			}
 	}
 	if (!c->on_call) {
 		xrsp_send_err(c, req->xid, req->vers, ERR_CHUNK);
-		xreq_free(req);
+		xrsp_req_free(req);
 		return;
 	}
 	req->delivered = true;
@@ -178,7 +178,7 @@ static void xrsp_reads_done(struct xreader *rd)
 	}
 	if (!c || c->dying || rd->err) {
 		/* an RDMA Read failure is fatal to the connection (RFC 8166 §4.5) */
-		xreq_free(req);
+		xrsp_req_free(req);
 		return;
 	}
 	xrsp_deliver(c, req);
@@ -252,7 +252,7 @@ void xrsp_on_call(struct rpcrdma_conn *c, struct xrecv *r, uint32_t len,
 	req->h = malloc(sizeof(*h));
 	req->msg = calloc(1, size ? size : 4);
 	if (!req->h || !req->msg) {
-		xreq_free(req);
+		xrsp_req_free(req);
 		return;
 	}
 	*req->h = *h;
@@ -270,7 +270,7 @@ void xrsp_on_call(struct rpcrdma_conn *c, struct xrecv *r, uint32_t len,
 	}
 	req->mr = iwv_reg_mr(c->ctx->pd, req->msg, size ? size : 4, IWV_ACCESS_LOCAL_WRITE);
 	if (!req->mr) {
-		xreq_free(req);
+		xrsp_req_free(req);
 		return;
 	}
 	req->rd.done = xrsp_reads_done;
@@ -322,24 +322,24 @@ void xrsp_on_done(struct rpcrdma_conn *c, const struct iwv_wc *wc, const struct 
 		return;
 	}
 	for (struct xlist *n = c->expos.next; n != &c->expos; n = n->next) {
-		struct xexpo *e = xcontainer(n, struct xexpo, node);
+		struct xrsp_expo *e = xcontainer(n, struct xrsp_expo, node);
 
 		if (e->xid == h->xid) {
 			xconn_log(c, "xid 0x%08x: RDMA_DONE%s", h->xid,
 				  (wc->wc_flags & IWV_WC_WITH_INV) ? " with invalidate" : "");
-			xexpo_free(e);
+			xrsp_expo_free(e);
 			return;
 		}
 	}
 }
 
-static void xexpo_timeout(struct iw_timer *t, uint64_t now)
+static void xrsp_expo_timeout(struct iw_timer *t, uint64_t now)
 {
-	struct xexpo *e = xcontainer(t, struct xexpo, tmo);
+	struct xrsp_expo *e = xcontainer(t, struct xrsp_expo, tmo);
 
 	xconn_log(e->conn, "xid 0x%08x: responder-provided Read chunk not claimed, invalidated",
 		  e->xid);
-	xexpo_free(e);
+	xrsp_expo_free(e);
 }
 
 void xrsp_conn_lost(struct rpcrdma_conn *c)
@@ -351,7 +351,7 @@ void xrsp_conn_lost(struct rpcrdma_conn *c)
 		req->conn = NULL;
 	}
 	while (!xlist_empty(&c->expos))
-		xexpo_free(xcontainer(c->expos.next, struct xexpo, node));
+		xrsp_expo_free(xcontainer(c->expos.next, struct xrsp_expo, node));
 }
 
 struct rpcrdma_conn *rpcrdma_req_conn(const struct rpcrdma_req *req)
@@ -365,10 +365,10 @@ void rpcrdma_req_drop(struct rpcrdma_req *req)
 		return;
 	if (req->conn && xconn_ready(req->conn))
 		xrsp_send_err(req->conn, req->xid, req->vers, ERR_CHUNK);
-	xreq_free(req);
+	xrsp_req_free(req);
 }
 
-struct xmove {
+struct xrsp_move {
 	const struct rpcrdma_hdr *h;
 	uint32_t body_off;
 	int err;
@@ -377,9 +377,9 @@ struct xmove {
 	size_t limit;
 };
 
-static int xmove_fn(void *arg, const struct rpcrdma_item *item)
+static int xrsp_move_fn(void *arg, const struct rpcrdma_item *item)
 {
-	struct xmove *x = arg;
+	struct xrsp_move *x = arg;
 	unsigned n = item->index;
 	const struct rpcrdma_chunk *ch;
 
@@ -398,10 +398,14 @@ static int xmove_fn(void *arg, const struct rpcrdma_item *item)
 	return 1;
 }
 
-/* Writes of src[0..len) into chunk ch of h; returned lengths into rh via add_fn. */
-static int xwrite_chunk(const struct rpcrdma_hdr *h, const struct rpcrdma_chunk *ch,
-			const uint8_t *src, uint32_t len, uint32_t lkey, struct iwv_send_wr *wrs,
-			struct iwv_sge *sges, int *nwr, struct rpcrdma_hdr *rh, bool reply)
+/* RDMA Writes of src[0..len) over the segments of chunk ch of h, appended to
+ * wrs/sges (*nwr so far); the chunk goes into rh with the octets written, as
+ * a Write chunk or (reply) as the Reply chunk.  IW_ERPC_TOOBIG when len
+ * exceeds the chunk. */
+static int xrsp_write_chunk(const struct rpcrdma_hdr *h, const struct rpcrdma_chunk *ch,
+			    const uint8_t *src, uint32_t len, uint32_t lkey,
+			    struct iwv_send_wr *wrs, struct iwv_sge *sges, int *nwr,
+			    struct rpcrdma_hdr *rh, bool reply)
 {
 	uint32_t done = 0;
 
@@ -461,8 +465,8 @@ struct xrsp_reply {
 	/* reduce */
 	uint8_t *mem; /* [ full copy | reduced copy ], XPAD4(len) each, or NULL */
 	uint8_t *full, *red;
-	size_t len, rlen; /* of the reply, of the reduced reply */
-	struct xmove mv;  /* the result items that go into Write chunks */
+	size_t len, rlen;    /* of the reply, of the reduced reply */
+	struct xrsp_move mv; /* the result items that go into Write chunks */
 	/* plan */
 	struct iwv_mr *mr; /* mem, one registration, or NULL */
 	struct rpcrdma_hdr rh;
@@ -470,9 +474,9 @@ struct xrsp_reply {
 	struct iwv_sge *sges;
 	int nwr;
 	enum xrsp_form form;
-	struct xexpo *expo; /* XRSP_RPRC: the exposure, armed once sent */
-	uint32_t inv;	    /* Send With Invalidate of this STag, or 0 */
-	uint64_t wbytes;    /* octets written into Write chunks */
+	struct xrsp_expo *expo; /* XRSP_RPRC: the exposure, armed once sent */
+	uint32_t inv;		/* Send With Invalidate of this STag, or 0 */
+	uint64_t wbytes;	/* octets written into Write chunks */
 };
 
 /* Reduce: copy reply[0..len) into x->mem and, when the call provided Write
@@ -506,7 +510,7 @@ static int xrsp_reply_reduce(struct rpcrdma_conn *c, const struct rpcrdma_req *r
 	    ri.reply_stat == 0 && ri.accept_stat == 0 && ri.body_off <= len) {
 		x->mv.body_off = ri.body_off;
 		rc = cfg->ulb->walk_reply(cfg->ulb_arg, &req->ri, x->full + ri.body_off,
-					  len - ri.body_off, xmove_fn, &x->mv);
+					  len - ri.body_off, xrsp_move_fn, &x->mv);
 		if (rc == IW_ERPC_TOOBIG)
 			return rc;
 		if (rc < 0)
@@ -539,7 +543,7 @@ static int xrsp_reply_plan(struct rpcrdma_conn *c, const struct rpcrdma_req *req
 			   struct xrsp_reply *x)
 {
 	const struct rpcrdma_hdr *hc = req->h;
-	const struct xmove *mv = &x->mv;
+	const struct xrsp_move *mv = &x->mv;
 	size_t hs;
 	int rc;
 
@@ -559,9 +563,9 @@ static int xrsp_reply_plan(struct rpcrdma_conn *c, const struct rpcrdma_req *req
 			rpcrdma_hdr_add_write(&x->rh, true, NULL);
 			continue;
 		}
-		rc = xwrite_chunk(hc, ch, x->full + (mv->moved[i] ? mv->at[i] : 0),
-				  mv->moved[i] ? mv->len[i] : 0, x->mr->lkey, x->wrs, x->sges,
-				  &x->nwr, &x->rh, false);
+		rc = xrsp_write_chunk(hc, ch, x->full + (mv->moved[i] ? mv->at[i] : 0),
+				      mv->moved[i] ? mv->len[i] : 0, x->mr->lkey, x->wrs, x->sges,
+				      &x->nwr, &x->rh, false);
 		if (rc < 0)
 			return IW_ERPC_TOOBIG;
 		x->wbytes += mv->moved[i] ? mv->len[i] : 0;
@@ -572,8 +576,8 @@ static int xrsp_reply_plan(struct rpcrdma_conn *c, const struct rpcrdma_req *req
 	} else if (hc->has_reply && XPAD4(x->rlen) <= rpcrdma_chunk_len(hc, &hc->reply)) {
 		x->form = XRSP_REPLY_CHUNK;
 		x->rh.proc = RDMA_NOMSG;
-		rc = xwrite_chunk(hc, &hc->reply, x->red, (uint32_t)XPAD4(x->rlen), x->mr->lkey,
-				  x->wrs, x->sges, &x->nwr, &x->rh, true);
+		rc = xrsp_write_chunk(hc, &hc->reply, x->red, (uint32_t)XPAD4(x->rlen), x->mr->lkey,
+				      x->wrs, x->sges, &x->nwr, &x->rh, true);
 		if (rc < 0)
 			return IW_ERPC_TOOBIG;
 	} else if (c->rprc) {
@@ -592,7 +596,7 @@ static int xrsp_reply_plan(struct rpcrdma_conn *c, const struct rpcrdma_req *req
 			return IW_ENOMEM;
 		x->expo->conn = c;
 		x->expo->xid = req->xid;
-		iw_timer_init(&x->expo->tmo, xexpo_timeout);
+		iw_timer_init(&x->expo->tmo, xrsp_expo_timeout);
 	} else {
 		return IW_ERPC_TOOBIG;
 	}
@@ -708,13 +712,13 @@ int rpcrdma_reply(struct rpcrdma_req *req, const void *reply, size_t len)
 		return IW_EINVAL;
 	c = req->conn;
 	if (!c) {
-		xreq_free(req);
+		xrsp_req_free(req);
 		return IW_ERPC_CONN;
 	}
 	if (!reply || len < 8 || iw_get_be32(reply) != req->xid)
 		return IW_EINVAL;
 	if (!xconn_ready(c)) {
-		xreq_free(req);
+		xrsp_req_free(req);
 		return IW_ERPC_CONN;
 	}
 	if (len > c->ctx->cfg.max_msg) {
@@ -733,6 +737,6 @@ int rpcrdma_reply(struct rpcrdma_req *req, const void *reply, size_t len)
 			xrsp_reply_refuse(c, req, len, rc);
 		xrsp_reply_clear(&x);
 	}
-	xreq_free(req);
+	xrsp_req_free(req);
 	return rc;
 }
