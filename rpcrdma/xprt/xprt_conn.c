@@ -72,16 +72,16 @@ static struct rpcrdma_conn *xconn_new(struct rpcrdma_ctx *ctx, bool client)
 	c->ctx = ctx;
 	c->client = client;
 	c->state = XC_CONNECTING;
-	xlist_init(&c->calls);
-	xlist_init(&c->reqs);
-	xlist_init(&c->expos);
-	xlist_init(&c->rd_queue);
+	iw_list_init(&c->calls);
+	iw_list_init(&c->reqs);
+	iw_list_init(&c->expos);
+	iw_list_init(&c->rd_queue);
 	iw_timer_init(&c->rc_timer, xconn_rc_fire);
 	c->limit = 1;
 	c->next_id = 1;
 	c->inline_recv = ctx->cfg.inline_recv;
 	c->inline_send = RPCRDMA_INLINE_MIN;
-	xlist_add_tail(&ctx->conns, &c->node);
+	iw_list_add_tail(&ctx->conns, &c->node);
 	return c;
 }
 
@@ -132,7 +132,7 @@ static void xconn_free(struct rpcrdma_conn *c)
 	free(c->smem);
 	free(c->rslots);
 	free(c->sslots);
-	xlist_del(&c->node);
+	iw_list_del(&c->node);
 	free(c);
 }
 
@@ -147,7 +147,7 @@ static int xconn_qp(struct rpcrdma_conn *c)
 	c->cqh = calloc(1, sizeof(*c->cqh));
 	if (!c->cqh)
 		return IW_ENOMEM;
-	xlist_init(&c->cqh->node);
+	iw_list_init(&c->cqh->node);
 	c->cqh->conn = c;
 	cq = iwv_create_cq(ctx->vctx, cqe, c->cqh, ctx->cc, 0);
 	if (!cq) {
@@ -432,7 +432,7 @@ void xconn_lost(struct rpcrdma_conn *c, int status)
 			if (iwv_destroy_cq(c->cqh->cq) == 0)
 				free(c->cqh);
 			else
-				xlist_add_tail(&ctx->zombie_cqs, &c->cqh->node);
+				iw_list_add_tail(&ctx->zombie_cqs, &c->cqh->node);
 			c->cqh = NULL;
 		}
 		/* receives are gone: only sends whose completion never came stay busy */
@@ -464,7 +464,7 @@ void xconn_lost(struct rpcrdma_conn *c, int status)
 
 static void xconn_rc_fire(struct iw_timer *t, uint64_t now)
 {
-	struct rpcrdma_conn *c = xcontainer(t, struct rpcrdma_conn, rc_timer);
+	struct rpcrdma_conn *c = iw_container_of(t, struct rpcrdma_conn, rc_timer);
 
 	if (c->state == XC_CLOSED)
 		return;
@@ -619,7 +619,7 @@ struct rpcrdma_listener *rpcrdma_listen(struct rpcrdma_ctx *ctx, const struct so
 		errno = saved;
 		return NULL;
 	}
-	xlist_add_tail(&ctx->listeners, &l->node);
+	iw_list_add_tail(&ctx->listeners, &l->node);
 	xlog(ctx, "listening on port %u", iwcm_get_src_port(l->id));
 	return l;
 }
@@ -629,7 +629,7 @@ void rpcrdma_listener_close(struct rpcrdma_listener *l)
 	if (!l)
 		return;
 	iwcm_destroy_id(l->id);
-	xlist_del(&l->node);
+	iw_list_del(&l->node);
 	free(l);
 }
 
@@ -640,10 +640,10 @@ uint16_t rpcrdma_listener_port(const struct rpcrdma_listener *l)
 
 void xconn_reap(struct rpcrdma_ctx *ctx)
 {
-	struct xlist *n = ctx->conns.next;
+	struct iw_list *n = ctx->conns.next;
 
 	while (n != &ctx->conns) {
-		struct rpcrdma_conn *c = xcontainer(n, struct rpcrdma_conn, node);
+		struct rpcrdma_conn *c = iw_container_of(n, struct rpcrdma_conn, node);
 
 		n = n->next;
 		if (c->state == XC_CLOSED)
@@ -653,8 +653,8 @@ void xconn_reap(struct rpcrdma_ctx *ctx)
 
 void xconn_destroy_all(struct rpcrdma_ctx *ctx)
 {
-	for (struct xlist *n = ctx->conns.next; n != &ctx->conns; n = n->next) {
-		struct rpcrdma_conn *c = xcontainer(n, struct rpcrdma_conn, node);
+	for (struct iw_list *n = ctx->conns.next; n != &ctx->conns; n = n->next) {
+		struct rpcrdma_conn *c = iw_container_of(n, struct rpcrdma_conn, node);
 
 		if (c->state == XC_CLOSED)
 			continue;
@@ -667,7 +667,7 @@ void xconn_destroy_all(struct rpcrdma_ctx *ctx)
 	}
 	xconn_reap(ctx);
 	/* CQ events still queued keep a CQ busy: take them, then destroy */
-	for (int i = 0; i < 100 && !xlist_empty(&ctx->zombie_cqs); i++) {
+	for (int i = 0; i < 100 && !iw_list_empty(&ctx->zombie_cqs); i++) {
 		struct iwv_cq *cq;
 		void *cqctx;
 

@@ -156,10 +156,10 @@ struct rpcrdma_ctx *rpcrdma_ctx_create(const struct rpcrdma_config *cfg)
 		ctx->cfg.default_reply_max = 64 * 1024;
 	if (ctx->cfg.default_reply_max > ctx->cfg.max_msg)
 		ctx->cfg.default_reply_max = ctx->cfg.max_msg;
-	xlist_init(&ctx->conns);
-	xlist_init(&ctx->listeners);
+	iw_list_init(&ctx->conns);
+	iw_list_init(&ctx->listeners);
 	iw_timers_init(&ctx->timers);
-	xlist_init(&ctx->zombie_cqs);
+	iw_list_init(&ctx->zombie_cqs);
 	ctx->tfd = ctx->epfd = -1;
 
 	list = iwv_get_device_list(NULL);
@@ -217,9 +217,9 @@ void rpcrdma_ctx_destroy(struct rpcrdma_ctx *ctx)
 		return;
 	ctx->destroying = true;
 	xconn_destroy_all(ctx);
-	while (!xlist_empty(&ctx->listeners))
+	while (!iw_list_empty(&ctx->listeners))
 		rpcrdma_listener_close(
-			xcontainer(ctx->listeners.next, struct rpcrdma_listener, node));
+			iw_container_of(ctx->listeners.next, struct rpcrdma_listener, node));
 	close(ctx->epfd);
 	close(ctx->tfd);
 	iwv_destroy_comp_channel(ctx->cc);
@@ -241,7 +241,7 @@ static int64_t xnext_due(const struct rpcrdma_ctx *ctx)
 
 	if (ctx->more)
 		return (int64_t)xnow_ms();
-	if (!xlist_empty(&ctx->zombie_cqs)) {
+	if (!iw_list_empty(&ctx->zombie_cqs)) {
 		int64_t soon = (int64_t)xnow_ms() + 10;
 
 		if (best < 0 || soon < best)
@@ -293,14 +293,14 @@ static void xrun_timers(struct rpcrdma_ctx *ctx)
 /* Destroy the CQs of gone conns that can go now (no CQ event held back). */
 void xzombies_reap(struct rpcrdma_ctx *ctx)
 {
-	struct xlist *n = ctx->zombie_cqs.next;
+	struct iw_list *n = ctx->zombie_cqs.next;
 
 	while (n != &ctx->zombie_cqs) {
-		struct xcqh *h = xcontainer(n, struct xcqh, node);
+		struct xcqh *h = iw_container_of(n, struct xcqh, node);
 
 		n = n->next;
 		if (iwv_destroy_cq(h->cq) == 0) {
-			xlist_del(&h->node);
+			iw_list_del(&h->node);
 			free(h);
 		}
 	}
@@ -354,8 +354,8 @@ int rpcrdma_ctx_process(struct rpcrdma_ctx *ctx, int timeout_ms)
 		return iw_err_sys(errno);
 	xdrain_channels(ctx);
 	for (int round = 0;; round++) {
-		for (struct xlist *l = ctx->conns.next; l != &ctx->conns; l = l->next)
-			xcq_poll(xcontainer(l, struct rpcrdma_conn, node));
+		for (struct iw_list *l = ctx->conns.next; l != &ctx->conns; l = l->next)
+			xcq_poll(iw_container_of(l, struct rpcrdma_conn, node));
 		if (round == 0)
 			xrun_timers(ctx);
 		if (!xdrain_channels(ctx))

@@ -27,41 +27,10 @@
 #include <iwarp/iwv.h>
 #include <iwarp/rpcrdma.h>
 
+#include "iw_list.h"
 #include "iw_timer.h"
 
-/* A minimal intrusive doubly-linked list with a sentinel. */
-struct xlist {
-	struct xlist *prev, *next;
-};
-
-static inline void xlist_init(struct xlist *l)
-{
-	l->prev = l->next = l;
-}
-
-static inline bool xlist_empty(const struct xlist *l)
-{
-	return l->next == l;
-}
-
-static inline void xlist_add_tail(struct xlist *l, struct xlist *n)
-{
-	n->prev = l->prev;
-	n->next = l;
-	l->prev->next = n;
-	l->prev = n;
-}
-
-static inline void xlist_del(struct xlist *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->prev = n->next = n;
-}
-
-#define xcontainer(p, type, member) ((type *)(void *)((char *)(p)-offsetof(type, member)))
-
-#define XPAD4(n)		    (((n) + 3u) & ~(size_t)3u)
+#define XPAD4(n) (((n) + 3u) & ~(size_t)3u)
 
 enum xwr_kind { XWR_RECV = 1, XWR_SEND, XWR_READ };
 
@@ -94,7 +63,7 @@ struct xreader {
 
 struct xread {
 	struct xwr wr;
-	struct xlist node; /* conn->rd_queue while not posted */
+	struct iw_list node; /* conn->rd_queue while not posted */
 	struct xreader *owner;
 	struct iwv_sge sge;
 	uint64_t raddr;
@@ -103,7 +72,7 @@ struct xread {
 
 /* cq_context: outlives the conn while the CQ cannot be destroyed yet. */
 struct xcqh {
-	struct xlist node; /* ctx->zombie_cqs once the conn is gone */
+	struct iw_list node; /* ctx->zombie_cqs once the conn is gone */
 	struct rpcrdma_conn *conn;
 	struct iwv_cq *cq;
 };
@@ -121,7 +90,7 @@ enum xconn_state {
 enum xcall_state { XCS_WAIT, XCS_SENT, XCS_READING };
 
 struct xcall {
-	struct xlist node; /* conn->calls (FIFO) */
+	struct iw_list node; /* conn->calls (FIFO) */
 	struct rpcrdma_conn *conn;
 	uint64_t id;
 	uint32_t xid, orig_xid;
@@ -159,7 +128,7 @@ struct xcall {
 };
 
 struct rpcrdma_req {
-	struct xlist node; /* conn->reqs */
+	struct iw_list node; /* conn->reqs */
 	struct rpcrdma_conn *conn;
 	bool bc; /* arrived as a backchannel call (we are the client) */
 	bool delivered;
@@ -174,7 +143,7 @@ struct rpcrdma_req {
 
 /* A reply exposed through a responder-provided Read chunk. */
 struct xrsp_expo {
-	struct xlist node; /* conn->expos */
+	struct iw_list node; /* conn->expos */
 	struct rpcrdma_conn *conn;
 	uint32_t xid;
 	uint8_t *buf;
@@ -184,7 +153,7 @@ struct xrsp_expo {
 
 struct rpcrdma_listener {
 	enum xobj_kind kind;
-	struct xlist node;
+	struct iw_list node;
 	struct rpcrdma_ctx *ctx;
 	struct iwcm_id *id;
 	rpcrdma_conn_fn on_conn;
@@ -194,7 +163,7 @@ struct rpcrdma_listener {
 
 struct rpcrdma_conn {
 	enum xobj_kind kind;
-	struct xlist node; /* ctx->conns */
+	struct iw_list node; /* ctx->conns */
 	struct rpcrdma_ctx *ctx;
 	bool client;
 	enum xconn_state state;
@@ -227,18 +196,18 @@ struct rpcrdma_conn {
 	struct xsend *sslots;
 
 	/* requester */
-	struct xlist calls;
+	struct iw_list calls;
 	uint64_t next_id;
 	unsigned limit, inflight;
 	bool grant0_logged;
 
 	/* responder */
-	struct xlist reqs;
-	struct xlist expos;
+	struct iw_list reqs;
+	struct iw_list expos;
 	unsigned peer_credits; /* last requested by the peer */
 
 	/* RDMA Reads within ORD */
-	struct xlist rd_queue;
+	struct iw_list rd_queue;
 	unsigned rd_out;
 
 	/* reconnect */
@@ -257,7 +226,7 @@ struct rpcrdma_ctx {
 	struct iwv_comp_channel *cc;
 	int tfd, epfd;
 	bool more; /* process() stopped with work left: the fd reads ready */
-	struct xlist conns, listeners, zombie_cqs;
+	struct iw_list conns, listeners, zombie_cqs;
 	struct iw_timers timers; /* due times in ms of xnow_ms() */
 	int ncb;		 /* callbacks run in this process() */
 	bool destroying;

@@ -156,17 +156,17 @@ void xread_add(struct rpcrdma_conn *c, struct xreader *owner, void *dst, uint32_
 	rd->sge.lkey = lkey;
 	rd->rkey = rkey;
 	rd->raddr = raddr;
-	xlist_init(&rd->node);
-	xlist_add_tail(&c->rd_queue, &rd->node);
+	iw_list_init(&rd->node);
+	iw_list_add_tail(&c->rd_queue, &rd->node);
 }
 
 void xread_fail_queued(struct rpcrdma_conn *c)
 {
-	while (!xlist_empty(&c->rd_queue)) {
-		struct xread *rd = xcontainer(c->rd_queue.next, struct xread, node);
+	while (!iw_list_empty(&c->rd_queue)) {
+		struct xread *rd = iw_container_of(c->rd_queue.next, struct xread, node);
 		struct xreader *o = rd->owner;
 
-		xlist_del(&rd->node);
+		iw_list_del(&rd->node);
 		free(rd);
 		xreader_put(o, IW_ERPC_CONN);
 	}
@@ -178,8 +178,8 @@ void xread_kick(struct rpcrdma_conn *c)
 		xread_fail_queued(c);
 		return;
 	}
-	while (c->rd_out < c->ord && !xlist_empty(&c->rd_queue)) {
-		struct xread *rd = xcontainer(c->rd_queue.next, struct xread, node);
+	while (c->rd_out < c->ord && !iw_list_empty(&c->rd_queue)) {
+		struct xread *rd = iw_container_of(c->rd_queue.next, struct xread, node);
 		struct iwv_send_wr wr, *bad;
 
 		memset(&wr, 0, sizeof(wr));
@@ -192,7 +192,7 @@ void xread_kick(struct rpcrdma_conn *c)
 		wr.wr.rdma.rkey = rd->rkey;
 		if (iwv_post_send(c->qp, &wr, &bad))
 			break;
-		xlist_del(&rd->node);
+		iw_list_del(&rd->node);
 		c->rd_out++;
 	}
 }

@@ -93,7 +93,7 @@ static void xcall_unplan(struct xcall *call)
 void xcall_free(struct xcall *call)
 {
 	iw_timer_cancel(&call->conn->ctx->timers, &call->tmo);
-	xlist_del(&call->node);
+	iw_list_del(&call->node);
 	xcall_unplan(call);
 	xcall_rp_release(call);
 	free(call->buf);
@@ -403,10 +403,10 @@ static int xcall_send(struct rpcrdma_conn *c, struct xcall *call)
 
 void xreq_kick(struct rpcrdma_conn *c)
 {
-	struct xlist *n = c->calls.next;
+	struct iw_list *n = c->calls.next;
 
 	while (n != &c->calls && xconn_ready(c) && c->inflight < c->limit) {
-		struct xcall *call = xcontainer(n, struct xcall, node);
+		struct xcall *call = iw_container_of(n, struct xcall, node);
 		int rc;
 
 		n = n->next;
@@ -441,8 +441,8 @@ void xreq_kick(struct rpcrdma_conn *c)
 
 static struct xcall *xcall_find_xid(struct rpcrdma_conn *c, uint32_t xid)
 {
-	for (struct xlist *n = c->calls.next; n != &c->calls; n = n->next) {
-		struct xcall *call = xcontainer(n, struct xcall, node);
+	for (struct iw_list *n = c->calls.next; n != &c->calls; n = n->next) {
+		struct xcall *call = iw_container_of(n, struct xcall, node);
 
 		if (call->xid == xid)
 			return call;
@@ -471,8 +471,8 @@ int rpcrdma_call(struct rpcrdma_conn *c, const void *msg, size_t len,
 			return IW_ERPC_TOOBIG;
 	}
 	xid = iw_get_be32(msg);
-	for (struct xlist *n = c->calls.next; n != &c->calls; n = n->next) {
-		struct xcall *o = xcontainer(n, struct xcall, node);
+	for (struct iw_list *n = c->calls.next; n != &c->calls; n = n->next) {
+		struct xcall *o = iw_container_of(n, struct xcall, node);
 
 		if (o->orig_xid == xid || o->xid == xid) {
 			errno = EEXIST;
@@ -506,7 +506,7 @@ int rpcrdma_call(struct rpcrdma_conn *c, const void *msg, size_t len,
 		call->ulb = NULL;
 	call->id = c->next_id++;
 	call->state = XCS_WAIT;
-	xlist_add_tail(&c->calls, &call->node);
+	iw_list_add_tail(&c->calls, &call->node);
 	if (call->opts.timeout_ms)
 		xtimer_arm(c->ctx, &call->tmo, call->opts.timeout_ms);
 	if (id)
@@ -519,8 +519,8 @@ int rpcrdma_call(struct rpcrdma_conn *c, const void *msg, size_t len,
 
 int rpcrdma_cancel(struct rpcrdma_conn *c, uint64_t id)
 {
-	for (struct xlist *n = c->calls.next; n != &c->calls; n = n->next) {
-		struct xcall *call = xcontainer(n, struct xcall, node);
+	for (struct iw_list *n = c->calls.next; n != &c->calls; n = n->next) {
+		struct xcall *call = iw_container_of(n, struct xcall, node);
 
 		if (call->id != id)
 			continue;
@@ -538,7 +538,7 @@ int rpcrdma_cancel(struct rpcrdma_conn *c, uint64_t id)
 
 static void xcall_timeout(struct iw_timer *t, uint64_t now)
 {
-	struct xcall *call = xcontainer(t, struct xcall, tmo);
+	struct xcall *call = iw_container_of(t, struct xcall, tmo);
 
 	xcall_complete(call, IW_ETIMEDOUT);
 	if (call->state == XCS_WAIT)
@@ -681,7 +681,7 @@ static void xreq_send_done(struct rpcrdma_conn *c, uint32_t xid, uint32_t handle
 
 static void xcall_rprc_done(struct xreader *rd)
 {
-	struct xcall *call = xcontainer(rd, struct xcall, rd);
+	struct xcall *call = iw_container_of(rd, struct xcall, rd);
 	struct rpcrdma_conn *c = call->conn;
 	int rc;
 
@@ -795,7 +795,7 @@ void xreq_on_reply(struct rpcrdma_conn *c, struct xrecv *r, const struct iwv_wc 
 			iw_put_be32(call->buf, nx);
 			call->state = XCS_WAIT;
 			/* to the head of the queue: it was next in line already */
-			xlist_del(&call->node);
+			iw_list_del(&call->node);
 			call->node.next = c->calls.next;
 			call->node.prev = &c->calls;
 			c->calls.next->prev = &call->node;
@@ -851,10 +851,10 @@ void xreq_on_reply(struct rpcrdma_conn *c, struct xrecv *r, const struct iwv_wc 
 
 void xreq_conn_lost(struct rpcrdma_conn *c, int status, bool final)
 {
-	struct xlist *n = c->calls.next;
+	struct iw_list *n = c->calls.next;
 
 	while (n != &c->calls) {
-		struct xcall *call = xcontainer(n, struct xcall, node);
+		struct xcall *call = iw_container_of(n, struct xcall, node);
 
 		n = n->next;
 		if (final || c->id) {

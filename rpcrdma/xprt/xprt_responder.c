@@ -46,7 +46,7 @@
 static void xrsp_expo_free(struct xrsp_expo *e)
 {
 	iw_timer_cancel(&e->conn->ctx->timers, &e->tmo);
-	xlist_del(&e->node);
+	iw_list_del(&e->node);
 	if (e->mr)
 		iwv_dereg_mr(e->mr);
 	free(e->buf);
@@ -55,7 +55,7 @@ static void xrsp_expo_free(struct xrsp_expo *e)
 
 static void xrsp_req_free(struct rpcrdma_req *req)
 {
-	xlist_del(&req->node);
+	iw_list_del(&req->node);
 	if (req->mr)
 		iwv_dereg_mr(req->mr);
 	free(req->h);
@@ -169,7 +169,7 @@ static void xrsp_deliver(struct rpcrdma_conn *c, struct rpcrdma_req *req)
 
 static void xrsp_reads_done(struct xreader *rd)
 {
-	struct rpcrdma_req *req = xcontainer(rd, struct rpcrdma_req, rd);
+	struct rpcrdma_req *req = iw_container_of(rd, struct rpcrdma_req, rd);
 	struct rpcrdma_conn *c = req->conn;
 
 	if (req->mr) {
@@ -243,7 +243,7 @@ void xrsp_on_call(struct rpcrdma_conn *c, struct xrecv *r, uint32_t len,
 	req = calloc(1, sizeof(*req));
 	if (!req)
 		return;
-	xlist_init(&req->node);
+	iw_list_init(&req->node);
 	req->conn = c;
 	req->bc = bc;
 	req->xid = h->xid;
@@ -257,7 +257,7 @@ void xrsp_on_call(struct rpcrdma_conn *c, struct xrecv *r, uint32_t len,
 	}
 	*req->h = *h;
 	req->len = size;
-	xlist_add_tail(&c->reqs, &req->node);
+	iw_list_add_tail(&c->reqs, &req->node);
 	if (h->proc == RDMA_MSG)
 		c->st.msgs_inline++;
 	else
@@ -321,8 +321,8 @@ void xrsp_on_done(struct rpcrdma_conn *c, const struct iwv_wc *wc, const struct 
 		c->st.discarded++; /* RFC 8166 §4.6.2 */
 		return;
 	}
-	for (struct xlist *n = c->expos.next; n != &c->expos; n = n->next) {
-		struct xrsp_expo *e = xcontainer(n, struct xrsp_expo, node);
+	for (struct iw_list *n = c->expos.next; n != &c->expos; n = n->next) {
+		struct xrsp_expo *e = iw_container_of(n, struct xrsp_expo, node);
 
 		if (e->xid == h->xid) {
 			xconn_log(c, "xid 0x%08x: RDMA_DONE%s", h->xid,
@@ -335,7 +335,7 @@ void xrsp_on_done(struct rpcrdma_conn *c, const struct iwv_wc *wc, const struct 
 
 static void xrsp_expo_timeout(struct iw_timer *t, uint64_t now)
 {
-	struct xrsp_expo *e = xcontainer(t, struct xrsp_expo, tmo);
+	struct xrsp_expo *e = iw_container_of(t, struct xrsp_expo, tmo);
 
 	xconn_log(e->conn, "xid 0x%08x: responder-provided Read chunk not claimed, invalidated",
 		  e->xid);
@@ -344,14 +344,14 @@ static void xrsp_expo_timeout(struct iw_timer *t, uint64_t now)
 
 void xrsp_conn_lost(struct rpcrdma_conn *c)
 {
-	while (!xlist_empty(&c->reqs)) {
-		struct rpcrdma_req *req = xcontainer(c->reqs.next, struct rpcrdma_req, node);
+	while (!iw_list_empty(&c->reqs)) {
+		struct rpcrdma_req *req = iw_container_of(c->reqs.next, struct rpcrdma_req, node);
 
-		xlist_del(&req->node);
+		iw_list_del(&req->node);
 		req->conn = NULL;
 	}
-	while (!xlist_empty(&c->expos))
-		xrsp_expo_free(xcontainer(c->expos.next, struct xrsp_expo, node));
+	while (!iw_list_empty(&c->expos))
+		xrsp_expo_free(iw_container_of(c->expos.next, struct xrsp_expo, node));
 }
 
 struct rpcrdma_conn *rpcrdma_req_conn(const struct rpcrdma_req *req)
@@ -652,7 +652,7 @@ static int xrsp_reply_post(struct rpcrdma_conn *c, const struct rpcrdma_req *req
 	if (x->expo) {
 		x->expo->buf = x->mem;
 		x->expo->mr = x->mr;
-		xlist_add_tail(&c->expos, &x->expo->node);
+		iw_list_add_tail(&c->expos, &x->expo->node);
 		xtimer_arm(c->ctx, &x->expo->tmo, c->ctx->cfg.rprc_timeout_ms);
 		x->mem = NULL;
 		x->mr = NULL;
