@@ -3,35 +3,41 @@
  * nfs_v4.c - NFSv4.0/4.1/4.2 COMPOUND: DDP-eligible items and reply plans
  * (RFC 8267 §6).
  *
- * Theory of operation.  A COMPOUND4args (RFC 7530 §16.2, RFC 8881 §16.2) is
+ * Theory of operation.  A COMPOUND4args (RFC 7530 §15.2, RFC 8881 §16.2) is
  * a tag, a minor version and an array of operations, each an opcode followed
  * by that operation's arguments.  There is no length per operation, so to
  * find the items of the n-th operation every argument before it has to be
- * skipped exactly: v4_skip_args() knows the XDR of the arguments of every
- * operation 3..75 (RFC 7530 §16, RFC 8881 §18, RFC 7862 §15, RFC 8276 §8.4).
- * An opcode it does not know ends the walk with IW_ERPC_RPC: nothing after it
- * can be located, and the transport then reduces nothing.
+ * skipped exactly.  The table v4_ops[] (end of this file) has a row for every
+ * operation 3..75 (RFC 7530 §16, RFC 8881 §18, RFC 7862 §15, RFC 8276 §8.4):
+ * the XDR of its arguments and of its NFS4_OK result, each a list of items
+ * (a word, a stateid, a fattr4, ...) or a skipper for unions and loops (the
+ * args_*, call_* and res_* functions), the bound of its result and its
+ * flags.  An opcode without a row ends the walk with IW_ERPC_RPC: nothing
+ * after it can be located, and the transport then reduces nothing.
  *
  * The DDP-eligible arguments (RFC 8267 §6.1) are WRITE4args data and the
- * linkdata of the NF4LNK arm of CREATE's createtype4; they are reported in
- * op order.  The same pass computes the reply plan: per operation the
- * largest encoding of its result (resop + status + the largest arm, the
- * numbers beside each case), a Write-list slot per READ (its count) and per
- * READLINK (4096), and "unpredictable" for results with no bound the call
- * can tell: GETATTR of ACLs, fs_locations, layout and label attributes
- * (RFC 8267 §6.2), GETXATTR, and any opcode we do not know.
+ * linkdata of the NF4LNK arm of CREATE's createtype4; call_write and
+ * call_create report them, in op order.  The same pass computes the reply
+ * plan: per operation resop + status + the bound of its row (the largest arm
+ * of its result; the call_* of READDIR, GETDEVICEINFO, GETDEVICELIST,
+ * LAYOUTGET, TEST_STATEID, READ_PLUS and LISTXATTRS add what their count
+ * argument bounds), a Write-list slot per READ (its count) and per READLINK
+ * (4096), and "unpredictable" for results with no bound the call can tell:
+ * GETATTR of ACLs, fs_locations, layout and label attributes (RFC 8267 §6.2),
+ * GETXATTR, and any opcode we do not know.
  *
  * A COMPOUND4res is a status, the tag and an array of results, each resop +
  * status + (when the status is NFS4_OK) the result.  The server stops at the
  * first operation that fails (RFC 7530 §15.2), so the walk stops there too;
  * a failed READ or READLINK is still reported, as a slot with valid = false,
- * because a Write chunk was paired with it (RFC 8267 §6.4.1).  Every other
- * result of a successful operation is skipped by v4_skip_res().
+ * because a Write chunk was paired with it (RFC 8267 §6.4.1).  A successful
+ * result is skipped as its row says, and the data of a READ or READLINK
+ * result is reported as its slot.
  *
  * All arrays are walked with the cursor as the bound: a count larger than
  * the message ends the loop as soon as the cursor runs out.
  */
-#include "nfs_xdr.h"
+#include "nfs_v4.h"
 
 #define NFS4_FHSIZE	  128u
 #define NFS4_OPAQUE_LIMIT 1024u
@@ -285,7 +291,283 @@ static bool v4_bitmap_unbounded(struct iw_cursor *c)
 }
 
 /* ---------------------------------------------------------------------- */
-/* arguments                                                               */
+/* XDR items                                                               */
+/* ---------------------------------------------------------------------- */
+
+/* The items of a row's argument and result lists (0 ends a list). */
+enum v4_item {
+	X_END,
+	/* fixed size: v4_item_len[] */
+	X_U32, /* uint32_t, an enum, a flag word (not checked) */
+	X_U64,
+	X_STATEID,
+	X_VERIFIER,
+	X_SESSIONID,
+	X_TIME,	    /* nfstime4 */
+	X_DEVICEID, /* deviceid4 */
+	/* the rest: v4_skip_items() */
+	X_BOOL,	    /* 0 or 1, anything else does not decode */
+	X_OPAQUE,   /* opaque<> / a UTF-8 string: component4, a value, a digest */
+	X_FH,	    /* nfs_fh4 */
+	X_OWNER,    /* open_owner4 / lock_owner4 */
+	X_BITMAP,   /* bitmap4 */
+	X_STATUSES, /* nfsstat4<> */
+	X_FATTR,
+	X_CINFO,	  /* change_info4 */
+	X_DELEG,	  /* open_delegation4 */
+	X_CHANNEL,	  /* channel_attrs4 */
+	X_CB_SEC,	  /* callback_sec_parms4<> */
+	X_NETLOC,	  /* netloc4 */
+	X_NETLOCS,	  /* netloc4<> */
+	X_WRITE_RESPONSE, /* write_response4 */
+	X_OPAQUES,	  /* opaque<> <>: names */
+	X_DEVICEIDS,	  /* deviceid4<> */
+	X_DEVICE_ERRORS,  /* device_error4<>: deviceid, status, opnum */
+	X_OPT_U64,	  /* newoffset4, newsize4: a bool, if true a u64 */
+	X_OPT_TIME,	  /* newtime4: a bool, if true an nfstime4 */
+	X_OPT_STATEID,	  /* layoutreturn_stateid: a bool, if true a stateid */
+};
+
+static const uint8_t v4_item_len[X_DEVICEID + 1] = {
+	[X_U32] = 4,
+	[X_U64] = 8,
+	[X_STATEID] = NFS4_STATEID,
+	[X_VERIFIER] = NFS4_VERIFIER,
+	[X_SESSIONID] = NFS4_SESSIONID,
+	[X_TIME] = NFS4_TIME,
+	[X_DEVICEID] = 16,
+};
+
+static void v4_skip_items(struct iw_cursor *c, const uint8_t *x)
+{
+	for (unsigned i = 0; i < NFS4_ITEMS_MAX && x[i] != X_END; i++) {
+		if (x[i] < IW_ARRAY_SIZE(v4_item_len)) {
+			xdr_skip(c, v4_item_len[x[i]]);
+			continue;
+		}
+		switch ((enum v4_item)x[i]) {
+		case X_BOOL:
+			(void)xdr_bool(c);
+			break;
+		case X_OPAQUE:
+			(void)xdr_opaque(c, XDR_NOMAX);
+			break;
+		case X_FH:
+			(void)xdr_opaque(c, NFS4_FHSIZE);
+			break;
+		case X_OWNER:
+			sk_owner(c);
+			break;
+		case X_BITMAP:
+		case X_STATUSES:
+			sk_bitmap(c);
+			break;
+		case X_FATTR:
+			sk_fattr(c);
+			break;
+		case X_CINFO:
+			sk_cinfo(c);
+			break;
+		case X_DELEG:
+			sk_deleg(c);
+			break;
+		case X_CHANNEL:
+			sk_channel_attrs(c);
+			break;
+		case X_CB_SEC:
+			sk_cb_sec_parms(c);
+			break;
+		case X_NETLOC:
+			sk_netloc(c);
+			break;
+		case X_NETLOCS:
+			sk_netloc_array(c);
+			break;
+		case X_WRITE_RESPONSE:
+			sk_write_response(c);
+			break;
+		case X_OPAQUES:
+			sk_opaque_array(c);
+			break;
+		case X_DEVICEIDS:
+			(void)xdr_array_fixed(c, XDR_NOMAX, 16);
+			break;
+		case X_DEVICE_ERRORS:
+			(void)xdr_array_fixed(c, XDR_NOMAX, 16 + 4 + 4);
+			break;
+		case X_OPT_U64:
+			if (xdr_bool(c))
+				(void)xdr_u64(c);
+			break;
+		case X_OPT_TIME:
+			if (xdr_bool(c))
+				xdr_skip(c, NFS4_TIME);
+			break;
+		case X_OPT_STATEID:
+			if (xdr_bool(c))
+				sk_stateid(c);
+			break;
+		case X_END: /* and the fixed-size items, above */
+		case X_U32:
+		case X_U64:
+		case X_STATEID:
+		case X_VERIFIER:
+		case X_SESSIONID:
+		case X_TIME:
+		case X_DEVICEID:
+			break;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* arguments with unions                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* LOCK4args: locktype, reclaim, offset, length, locker4 */
+static void args_lock(struct iw_cursor *c)
+{
+	(void)xdr_u32(c);
+	(void)xdr_bool(c);
+	(void)xdr_u64(c);
+	(void)xdr_u64(c);
+	if (xdr_bool(c)) { /* open_to_lock_owner4: seqid, stateid, lock_seqid, owner */
+		(void)xdr_u32(c);
+		sk_stateid(c);
+		(void)xdr_u32(c);
+		sk_owner(c);
+	} else { /* exist_lock_owner4: stateid, seqid */
+		sk_stateid(c);
+		(void)xdr_u32(c);
+	}
+}
+
+/* OPEN4args: seqid, share_access, share_deny, open_owner4, openflag4, open_claim4 */
+static void args_open(struct iw_cursor *c)
+{
+	(void)xdr_u32(c); /* seqid */
+	(void)xdr_u32(c); /* share_access */
+	(void)xdr_u32(c); /* share_deny */
+	sk_owner(c);
+	switch (xdr_u32(c)) { /* openflag4 */
+	case 0:		      /* OPEN4_NOCREATE */
+		break;
+	case 1: /* OPEN4_CREATE: createhow4 */
+		switch (xdr_u32(c)) {
+		case 0: /* UNCHECKED4 */
+		case 1: /* GUARDED4 */
+			sk_fattr(c);
+			break;
+		case 2: /* EXCLUSIVE4 */
+			xdr_skip(c, NFS4_VERIFIER);
+			break;
+		case 3: /* EXCLUSIVE4_1: verifier, attrs */
+			xdr_skip(c, NFS4_VERIFIER);
+			sk_fattr(c);
+			break;
+		default:
+			xdr_fail(c);
+		}
+		break;
+	default:
+		xdr_fail(c);
+	}
+	switch (xdr_u32(c)) { /* open_claim4 */
+	case 0:		      /* CLAIM_NULL: file */
+	case 3:		      /* CLAIM_DELEGATE_PREV: file_delegate_prev */
+		sk_component(c);
+		break;
+	case 1: /* CLAIM_PREVIOUS: delegate_type */
+		(void)xdr_u32(c);
+		break;
+	case 2: /* CLAIM_DELEGATE_CUR: stateid, file */
+		sk_stateid(c);
+		sk_component(c);
+		break;
+	case 4: /* CLAIM_FH */
+	case 6: /* CLAIM_DELEG_PREV_FH */
+		break;
+	case 5: /* CLAIM_DELEG_CUR_FH: stateid */
+		sk_stateid(c);
+		break;
+	default:
+		xdr_fail(c);
+	}
+}
+
+/* SETCLIENTID4args: nfs_client_id4 {verifier, id<1024>}, cb_client4
+ * {cb_program, netaddr4}, callback_ident */
+static void args_setclientid(struct iw_cursor *c)
+{
+	xdr_skip(c, NFS4_VERIFIER);
+	(void)xdr_opaque(c, NFS4_OPAQUE_LIMIT);
+	(void)xdr_u32(c);
+	sk_netaddr(c);
+	(void)xdr_u32(c);
+}
+
+/* EXCHANGE_ID4args: client_owner4 {verifier, ownerid<1024>}, flags,
+ * state_protect4_a, client_impl_id<1> */
+static void args_exchange_id(struct iw_cursor *c)
+{
+	xdr_skip(c, NFS4_VERIFIER);
+	(void)xdr_opaque(c, NFS4_OPAQUE_LIMIT);
+	(void)xdr_u32(c);
+	switch (xdr_u32(c)) {
+	case 0: /* SP4_NONE */
+		break;
+	case 1: /* SP4_MACH_CRED */
+		sk_sp4_ops(c);
+		break;
+	case 2: /* SP4_SSV: ops, hash algs, encr algs, window, num handles */
+		sk_sp4_ops(c);
+		sk_opaque_array(c);
+		sk_opaque_array(c);
+		xdr_skip(c, 8);
+		break;
+	default:
+		xdr_fail(c);
+	}
+	sk_impl_id(c);
+}
+
+/* LAYOUTRETURN4args: reclaim, layout_type, iomode, layoutreturn4 */
+static void args_layoutreturn(struct iw_cursor *c)
+{
+	(void)xdr_bool(c);
+	xdr_skip(c, 8);
+	switch (xdr_u32(c)) {
+	case 1: /* LAYOUTRETURN4_FILE: offset, length, stateid, body */
+		xdr_skip(c, 16);
+		sk_stateid(c);
+		(void)xdr_opaque(c, XDR_NOMAX);
+		break;
+	case 2: /* FSID */
+	case 3: /* ALL */
+		break;
+	default:
+		xdr_fail(c);
+	}
+}
+
+/* WANT_DELEGATION4args: want, deleg_claim4 */
+static void args_want_delegation(struct iw_cursor *c)
+{
+	(void)xdr_u32(c);
+	switch (xdr_u32(c)) {
+	case 1: /* CLAIM_PREVIOUS */
+		(void)xdr_u32(c);
+		break;
+	case 4: /* CLAIM_FH */
+	case 6: /* CLAIM_DELEG_PREV_FH */
+		break;
+	default:
+		xdr_fail(c);
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* arguments that report an item or size the reply                         */
 /* ---------------------------------------------------------------------- */
 
 static void plan_add(struct nfs_plan *p, uint64_t n)
@@ -294,474 +576,516 @@ static void plan_add(struct nfs_plan *p, uint64_t n)
 		nfs_plan_add(p, n);
 }
 
+/* CREATE4args: createtype4 objtype, objname, createattrs; the linkdata of the
+ * NF4LNK arm is DDP-eligible */
+static int call_create(struct nfs_walk *w, struct nfs_plan *p)
+{
+	struct iw_cursor *c = &w->c;
+	switch (xdr_u32(c)) {
+	case 5: { /* NF4LNK: linkdata is DDP-eligible */
+		if (xdr_bad(c))
+			return IW_ERPC_RPC;
+		int r = nfs_walk_item(w, XDR_NOMAX);
+		if (r)
+			return r;
+		break;
+	}
+	case 3: /* NF4BLK, NF4CHR: specdata4 */
+	case 4:
+		(void)xdr_u64(c);
+		break;
+	default: /* NF4SOCK, NF4FIFO, NF4DIR and the rest: void */
+		break;
+	}
+	sk_component(c);
+	sk_fattr(c);
+	return 0;
+}
+
+/* GETATTR4args: attr_request; some attributes have no bound */
+static int call_getattr(struct nfs_walk *w, struct nfs_plan *p)
+{
+	if (v4_bitmap_unbounded(&w->c) && p)
+		nfs_plan_unpredictable(p);
+	return 0;
+}
+
+/* READ4args, READ_PLUS4args: stateid, offset, count; returns count */
+static uint32_t sk_read_args(struct iw_cursor *c)
+{
+	sk_stateid(c);
+	(void)xdr_u64(c);
+	return xdr_u32(c);
+}
+
+/* READ4args: the data<count> of the result is a Write-list slot */
+static int call_read(struct nfs_walk *w, struct nfs_plan *p)
+{
+	uint32_t count = sk_read_args(&w->c);
+	if (p && !xdr_bad(&w->c))
+		nfs_plan_slot(p, nfs_plan_clamp(count));
+	return 0;
+}
+
+/* READDIR4args: cookie, cookieverf, dircount, maxcount, attr_request;
+ * maxcount bounds the entries of READDIR4resok */
+static int call_readdir(struct nfs_walk *w, struct nfs_plan *p)
+{
+	xdr_skip(&w->c, 8 + NFS4_VERIFIER + 4);
+	uint32_t maxcount = xdr_u32(&w->c);
+	sk_bitmap(&w->c);
+	plan_add(p, nfs_plan_clamp(maxcount));
+	return 0;
+}
+
+/* READLINK (no arguments): the link of the result is a Write-list slot */
+static int call_readlink(struct nfs_walk *w, struct nfs_plan *p)
+{
+	if (p)
+		nfs_plan_slot(p, NFS_PLAN_PATH_MAX);
+	return 0;
+}
+
+/* WRITE4args: stateid, offset, stable, data (DDP-eligible) */
+static int call_write(struct nfs_walk *w, struct nfs_plan *p)
+{
+	xdr_skip(&w->c, NFS4_STATEID + 8 + 4);
+	if (xdr_bad(&w->c))
+		return IW_ERPC_RPC;
+	return nfs_walk_item(w, XDR_NOMAX);
+}
+
+/* GETDEVICEINFO4args: deviceid, layout_type, maxcount, notify_types;
+ * maxcount bounds the device address */
+static int call_getdeviceinfo(struct nfs_walk *w, struct nfs_plan *p)
+{
+	xdr_skip(&w->c, 16 + 4);
+	uint32_t maxcount = xdr_u32(&w->c);
+	sk_bitmap(&w->c);
+	plan_add(p, nfs_plan_clamp(maxcount));
+	return 0;
+}
+
+/* GETDEVICELIST4args: layout_type, maxdevices, cookie, cookieverf; a
+ * deviceid (16 octets) per device */
+static int call_getdevicelist(struct nfs_walk *w, struct nfs_plan *p)
+{
+	(void)xdr_u32(&w->c);
+	uint32_t maxdevices = xdr_u32(&w->c);
+	xdr_skip(&w->c, 8 + NFS4_VERIFIER);
+	plan_add(p, 16 * (uint64_t)maxdevices);
+	return 0;
+}
+
+/* LAYOUTGET4args: signal_layout_avail, layout_type, iomode, offset, length,
+ * minlength, stateid, maxcount; maxcount bounds the layouts */
+static int call_layoutget(struct nfs_walk *w, struct nfs_plan *p)
+{
+	(void)xdr_bool(&w->c);
+	xdr_skip(&w->c, 4 + 4 + 3 * 8 + NFS4_STATEID);
+	plan_add(p, nfs_plan_clamp(xdr_u32(&w->c)));
+	return 0;
+}
+
+/* TEST_STATEID4args: stateids<>; a status per stateid */
+static int call_test_stateid(struct nfs_walk *w, struct nfs_plan *p)
+{
+	uint32_t count = xdr_array_fixed(&w->c, XDR_NOMAX, NFS4_STATEID);
+	plan_add(p, 4 * (uint64_t)count);
+	return 0;
+}
+
+/* READ_PLUS4args: count bounds the data (inline: not DDP-eligible) */
+static int call_read_plus(struct nfs_walk *w, struct nfs_plan *p)
+{
+	plan_add(p, nfs_plan_clamp(sk_read_args(&w->c)));
+	return 0;
+}
+
+/* LISTXATTRS4args: cookie, maxcount; maxcount bounds the names */
+static int call_listxattrs(struct nfs_walk *w, struct nfs_plan *p)
+{
+	(void)xdr_u64(&w->c);
+	plan_add(p, nfs_plan_clamp(xdr_u32(&w->c)));
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* results with unions and loops                                           */
+/* ---------------------------------------------------------------------- */
+
+/* READDIR4resok: cookieverf, dirlist4 {entry4 *entries, eof} */
+static void res_readdir(struct iw_cursor *c)
+{
+	xdr_skip(c, NFS4_VERIFIER);
+	while (xdr_bool(c) && !xdr_bad(c)) {
+		(void)xdr_u64(c); /* cookie */
+		sk_component(c);
+		sk_fattr(c);
+	}
+	(void)xdr_bool(c);
+}
+
+/* SECINFO4resok, SECINFO_NO_NAME4resok: secinfo4<> */
+static void res_secinfo(struct iw_cursor *c)
+{
+	uint32_t n = xdr_u32(c);
+	for (uint32_t i = 0; i < n && !xdr_bad(c); i++) {
+		if (xdr_u32(c) == 6) { /* RPCSEC_GSS: oid, qop, service */
+			(void)xdr_opaque(c, XDR_NOMAX);
+			xdr_skip(c, 8);
+		}
+	}
+}
+
+/* EXCHANGE_ID4resok: clientid, sequenceid, flags, state_protect4_r,
+ * server_owner4, server_scope, server_impl_id<1> */
+static void res_exchange_id(struct iw_cursor *c)
+{
+	xdr_skip(c, 8 + 4 + 4);
+	switch (xdr_u32(c)) {
+	case 0:
+		break;
+	case 1:
+		sk_sp4_ops(c);
+		break;
+	case 2: /* ssv_prot_info4: ops, hash, encr, ssv_len, window, handles<> */
+		sk_sp4_ops(c);
+		xdr_skip(c, 4 * 4);
+		sk_opaque_array(c);
+		break;
+	default:
+		xdr_fail(c);
+	}
+	(void)xdr_u64(c); /* server_owner4 */
+	(void)xdr_opaque(c, NFS4_OPAQUE_LIMIT);
+	(void)xdr_opaque(c, NFS4_OPAQUE_LIMIT); /* server_scope */
+	sk_impl_id(c);
+}
+
+/* GET_DIR_DELEGATION4res_non_fatal: a status union */
+static void res_get_dir_delegation(struct iw_cursor *c)
+{
+	switch (xdr_u32(c)) {
+	case 0: /* GDD4_OK: cookieverf, stateid, notification, child, dir attrs */
+		xdr_skip(c, NFS4_VERIFIER + NFS4_STATEID);
+		sk_bitmap(c);
+		sk_bitmap(c);
+		sk_bitmap(c);
+		break;
+	case 1: /* GDD4_UNAVAIL: will_signal_deleg_avail */
+		(void)xdr_bool(c);
+		break;
+	default:
+		xdr_fail(c);
+	}
+}
+
+/* LAYOUTGET4resok: return_on_close, stateid, layout4<> */
+static void res_layoutget(struct iw_cursor *c)
+{
+	(void)xdr_bool(c);
+	sk_stateid(c);
+	uint32_t n = xdr_u32(c);
+	for (uint32_t i = 0; i < n && !xdr_bad(c); i++) {
+		xdr_skip(c, 8 + 8 + 4 + 4); /* offset, length, iomode, type */
+		(void)xdr_opaque(c, XDR_NOMAX);
+	}
+}
+
+/* OFFLOAD_STATUS4resok: count, complete<1> */
+static void res_offload_status(struct iw_cursor *c)
+{
+	(void)xdr_u64(c);
+	(void)xdr_array_fixed(c, 1, 4);
+}
+
+/* READ_PLUS4resok: eof, read_plus_content<> */
+static void res_read_plus(struct iw_cursor *c)
+{
+	(void)xdr_bool(c);
+	uint32_t n = xdr_u32(c);
+	for (uint32_t i = 0; i < n && !xdr_bad(c); i++) {
+		switch (xdr_u32(c)) {
+		case 0: /* NFS4_CONTENT_DATA: offset, data */
+			(void)xdr_u64(c);
+			(void)xdr_opaque(c, XDR_NOMAX);
+			break;
+		case 1: /* NFS4_CONTENT_HOLE: offset, length */
+			xdr_skip(c, 16);
+			break;
+		default:
+			xdr_fail(c);
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* the operations                                                          */
+/* ---------------------------------------------------------------------- */
+
 /*
- * Skip the arguments of operation `op` at the cursor, reporting DDP-eligible
+ * One row per operation (struct nfs4_op_desc in nfs_v4.h):
+ *   .args    its arguments: a list of XDR items (enum v4_item above), or
+ *   .args_fn a skipper (unions, optional parts), or
+ *   .call    a skipper for arguments that matter beyond their size (a
+ *            DDP-eligible item, a count that sizes the result)
+ *   .res     its NFS4_OK result: a list of items (READ-like: before the
+ *            data), or
+ *   .res_fn  a skipper
+ *   .bound   the largest encoding of its result after resop + status (a
+ *            "+ x" in the comment: call adds x)
+ *   .flags   NFS4_OPF_* (nfs_v4.h)
+ * Each comment gives the RFC sections and "arguments -> result".
+ */
+#define V4_OP(op_, ...) [OP_##op_] = {.name = #op_, __VA_ARGS__}
+
+static const struct nfs4_op_desc v4_ops[NFS4_OP_LAST + 1] = {
+	/* RFC 7530 §16.1, RFC 8881 §18.1: access -> supported, access */
+	V4_OP(ACCESS, .args = {X_U32}, .res = {X_U32, X_U32}, .bound = 8),
+	/* RFC 7530 §16.2, RFC 8881 §18.2: seqid, open_stateid -> open_stateid */
+	V4_OP(CLOSE, .args = {X_U32, X_STATEID}, .res = {X_STATEID}, .bound = NFS4_STATEID),
+	/* RFC 7530 §16.3, RFC 8881 §18.3: offset, count -> writeverf */
+	V4_OP(COMMIT, .args = {X_U64, X_U32}, .res = {X_VERIFIER}, .bound = NFS4_VERIFIER),
+	/* RFC 7530 §16.4, RFC 8881 §18.4: objtype, objname, createattrs -> cinfo, attrset */
+	V4_OP(CREATE, .call = call_create, .res = {X_CINFO, X_BITMAP},
+	      .bound = NFS4_CINFO + B_BITMAP, .flags = NFS4_OPF_DDP_ARG),
+	/* RFC 7530 §16.5, RFC 8881 §18.5: clientid -> void */
+	V4_OP(DELEGPURGE, .args = {X_U64}),
+	/* RFC 7530 §16.6, RFC 8881 §18.6: deleg_stateid -> void */
+	V4_OP(DELEGRETURN, .args = {X_STATEID}),
+	/* RFC 7530 §16.7, RFC 8881 §18.7: attr_request -> obj_attributes */
+	V4_OP(GETATTR, .call = call_getattr, .res = {X_FATTR}, .bound = B_FATTR),
+	/* RFC 7530 §16.8, RFC 8881 §18.8: void -> object */
+	V4_OP(GETFH, .res = {X_FH}, .bound = 4 + NFS4_FHSIZE),
+	/* RFC 7530 §16.9, RFC 8881 §18.9: newname -> cinfo */
+	V4_OP(LINK, .args = {X_OPAQUE}, .res = {X_CINFO}, .bound = NFS4_CINFO),
+	/* RFC 7530 §16.10, RFC 8881 §18.10: locktype, reclaim, offset, length, locker
+	 * -> lock_stateid (NFS4ERR_DENIED: denied) */
+	V4_OP(LOCK, .args_fn = args_lock, .res = {X_STATEID}, .bound = B_DENIED),
+	/* RFC 7530 §16.11, RFC 8881 §18.11: locktype, offset, length, owner
+	 * -> void (NFS4ERR_DENIED: denied) */
+	V4_OP(LOCKT, .args = {X_U32, X_U64, X_U64, X_OWNER}, .bound = B_DENIED),
+	/* RFC 7530 §16.12, RFC 8881 §18.12: locktype, seqid, lock_stateid, offset,
+	 * length -> lock_stateid */
+	V4_OP(LOCKU, .args = {X_U32, X_U32, X_STATEID, X_U64, X_U64}, .res = {X_STATEID},
+	      .bound = NFS4_STATEID),
+	/* RFC 7530 §16.13, RFC 8881 §18.13: objname -> void */
+	V4_OP(LOOKUP, .args = {X_OPAQUE}),
+	/* RFC 7530 §16.14, RFC 8881 §18.14: void -> void */
+	V4_OP(LOOKUPP),
+	/* RFC 7530 §16.15, RFC 8881 §18.15: obj_attributes -> void */
+	V4_OP(NVERIFY, .args = {X_FATTR}),
+	/* RFC 7530 §16.16, RFC 8881 §18.16: seqid, share_access, share_deny, owner,
+	 * openhow, claim -> stateid, cinfo, rflags, attrset, delegation */
+	V4_OP(OPEN, .args_fn = args_open, .res = {X_STATEID, X_CINFO, X_U32, X_BITMAP, X_DELEG},
+	      .bound = NFS4_STATEID + NFS4_CINFO + 4 + B_BITMAP + B_DELEG),
+	/* RFC 7530 §16.17, RFC 8881 §18.17: createdir -> void */
+	V4_OP(OPENATTR, .args = {X_BOOL}),
+	/* RFC 7530 §16.18: open_stateid, seqid -> open_stateid */
+	V4_OP(OPEN_CONFIRM, .args = {X_STATEID, X_U32}, .res = {X_STATEID}, .bound = NFS4_STATEID),
+	/* RFC 7530 §16.19, RFC 8881 §18.18: open_stateid, seqid, share_access,
+	 * share_deny -> open_stateid */
+	V4_OP(OPEN_DOWNGRADE, .args = {X_STATEID, X_U32, X_U32, X_U32}, .res = {X_STATEID},
+	      .bound = NFS4_STATEID),
+	/* RFC 7530 §16.20, RFC 8881 §18.19: object -> void */
+	V4_OP(PUTFH, .args = {X_FH}),
+	/* RFC 7530 §16.21, RFC 8881 §18.20: void -> void */
+	V4_OP(PUTPUBFH),
+	/* RFC 7530 §16.22, RFC 8881 §18.21: void -> void */
+	V4_OP(PUTROOTFH),
+	/* RFC 7530 §16.23, RFC 8881 §18.22: stateid, offset, count -> eof, data
+	 * (a slot; the bound: eof, its length word and padding) */
+	V4_OP(READ, .call = call_read, .res = {X_BOOL}, .bound = 4 + 4 + 4,
+	      .flags = NFS4_OPF_WRITE_SLOT),
+	/* RFC 7530 §16.24, RFC 8881 §18.23: cookie, cookieverf, dircount, maxcount,
+	 * attr_request -> cookieverf, entries, eof (+ maxcount) */
+	V4_OP(READDIR, .call = call_readdir, .res_fn = res_readdir, .bound = NFS4_VERIFIER + 8),
+	/* RFC 7530 §16.25, RFC 8881 §18.24: void -> link (a slot; the bound: its
+	 * length word and padding) */
+	V4_OP(READLINK, .call = call_readlink, .bound = 4 + 4, .flags = NFS4_OPF_WRITE_SLOT),
+	/* RFC 7530 §16.26, RFC 8881 §18.25: target -> cinfo */
+	V4_OP(REMOVE, .args = {X_OPAQUE}, .res = {X_CINFO}, .bound = NFS4_CINFO),
+	/* RFC 7530 §16.27, RFC 8881 §18.26: oldname, newname -> source_cinfo,
+	 * target_cinfo */
+	V4_OP(RENAME, .args = {X_OPAQUE, X_OPAQUE}, .res = {X_CINFO, X_CINFO},
+	      .bound = 2 * NFS4_CINFO),
+	/* RFC 7530 §16.28: clientid -> void */
+	V4_OP(RENEW, .args = {X_U64}),
+	/* RFC 7530 §16.29, RFC 8881 §18.27: void -> void */
+	V4_OP(RESTOREFH),
+	/* RFC 7530 §16.30, RFC 8881 §18.28: void -> void */
+	V4_OP(SAVEFH),
+	/* RFC 7530 §16.31, RFC 8881 §18.29: name -> secinfo4<> */
+	V4_OP(SECINFO, .args = {X_OPAQUE}, .res_fn = res_secinfo, .bound = B_SECINFO),
+	/* RFC 7530 §16.32, RFC 8881 §18.30: stateid, obj_attributes -> attrsset */
+	V4_OP(SETATTR, .args = {X_STATEID, X_FATTR}, .res = {X_BITMAP}, .bound = B_BITMAP),
+	/* RFC 7530 §16.33: client, callback, callback_ident -> clientid,
+	 * setclientid_confirm (NFS4ERR_CLID_INUSE: client_using) */
+	V4_OP(SETCLIENTID, .args_fn = args_setclientid, .res = {X_U64, X_VERIFIER},
+	      .bound = B_SETCLIENTID),
+	/* RFC 7530 §16.34: clientid, setclientid_confirm -> void */
+	V4_OP(SETCLIENTID_CONFIRM, .args = {X_U64, X_VERIFIER}),
+	/* RFC 7530 §16.35, RFC 8881 §18.31: obj_attributes -> void */
+	V4_OP(VERIFY, .args = {X_FATTR}),
+	/* RFC 7530 §16.36, RFC 8881 §18.32: stateid, offset, stable, data -> count,
+	 * committed, writeverf */
+	V4_OP(WRITE, .call = call_write, .res = {X_U32, X_U32, X_VERIFIER},
+	      .bound = 4 + 4 + NFS4_VERIFIER, .flags = NFS4_OPF_DDP_ARG),
+	/* RFC 7530 §16.37: lock_owner -> void */
+	V4_OP(RELEASE_LOCKOWNER, .args = {X_OWNER}),
+	/* RFC 8881 §18.33: cb_program, sec_parms -> void */
+	V4_OP(BACKCHANNEL_CTL, .args = {X_U32, X_CB_SEC}),
+	/* RFC 8881 §18.34: sessid, dir, use_conn_in_rdma_mode -> the same */
+	V4_OP(BIND_CONN_TO_SESSION, .args = {X_SESSIONID, X_U32, X_U32},
+	      .res = {X_SESSIONID, X_U32, X_BOOL}, .bound = NFS4_SESSIONID + 8),
+	/* RFC 8881 §18.35: clientowner, flags, state_protect, client_impl_id
+	 * -> clientid, sequenceid, flags, state_protect, server_owner,
+	 *    server_scope, server_impl_id */
+	V4_OP(EXCHANGE_ID, .args_fn = args_exchange_id, .res_fn = res_exchange_id,
+	      .bound = B_EXCHANGE_ID),
+	/* RFC 8881 §18.36: clientid, sequence, flags, fore_chan_attrs,
+	 * back_chan_attrs, cb_program, sec_parms -> sessionid, sequence, flags,
+	 * fore_chan_attrs, back_chan_attrs */
+	V4_OP(CREATE_SESSION, .args = {X_U64, X_U32, X_U32, X_CHANNEL, X_CHANNEL, X_U32, X_CB_SEC},
+	      .res = {X_SESSIONID, X_U32, X_U32, X_CHANNEL, X_CHANNEL},
+	      .bound = NFS4_SESSIONID + 8 + 2 * B_CHANNEL),
+	/* RFC 8881 §18.37: sessionid -> void */
+	V4_OP(DESTROY_SESSION, .args = {X_SESSIONID}),
+	/* RFC 8881 §18.38: stateid -> void */
+	V4_OP(FREE_STATEID, .args = {X_STATEID}),
+	/* RFC 8881 §18.39: signal_deleg_avail, notification_types, child and dir
+	 * attr delays, child and dir attributes -> GDD4_OK: cookieverf, stateid,
+	 * notification, child_attributes, dir_attributes | GDD4_UNAVAIL */
+	V4_OP(GET_DIR_DELEGATION, .args = {X_BOOL, X_BITMAP, X_TIME, X_TIME, X_BITMAP, X_BITMAP},
+	      .res_fn = res_get_dir_delegation,
+	      .bound = 4 + NFS4_VERIFIER + NFS4_STATEID + 3 * B_BITMAP),
+	/* RFC 8881 §18.40: deviceid, layout_type, maxcount, notify_types
+	 * -> device_addr {type, body}, notification (+ maxcount) */
+	V4_OP(GETDEVICEINFO, .call = call_getdeviceinfo, .res = {X_U32, X_OPAQUE, X_BITMAP},
+	      .bound = 4 + 4 + B_BITMAP),
+	/* RFC 8881 §18.41: layout_type, maxdevices, cookie, cookieverf -> cookie,
+	 * cookieverf, deviceid_list, eof (+ 16 per device) */
+	V4_OP(GETDEVICELIST, .call = call_getdevicelist,
+	      .res = {X_U64, X_VERIFIER, X_DEVICEIDS, X_BOOL}, .bound = 8 + NFS4_VERIFIER + 4 + 4),
+	/* RFC 8881 §18.42: offset, length, reclaim, stateid, last_write_offset,
+	 * time_modify, layoutupdate {type, body} -> newsize */
+	V4_OP(LAYOUTCOMMIT,
+	      .args = {X_U64, X_U64, X_BOOL, X_STATEID, X_OPT_U64, X_OPT_TIME, X_U32, X_OPAQUE},
+	      .res = {X_OPT_U64}, .bound = 12),
+	/* RFC 8881 §18.43: signal_layout_avail, layout_type, iomode, offset, length,
+	 * minlength, stateid, maxcount -> return_on_close, stateid, layout
+	 * (+ maxcount; 64 for the array and the NFS4ERR_LAYOUTTRYLATER arm) */
+	V4_OP(LAYOUTGET, .call = call_layoutget, .res_fn = res_layoutget,
+	      .bound = 4 + NFS4_STATEID + 64),
+	/* RFC 8881 §18.44: reclaim, layout_type, iomode, layoutreturn -> stateid<1> */
+	V4_OP(LAYOUTRETURN, .args_fn = args_layoutreturn, .res = {X_OPT_STATEID},
+	      .bound = 4 + NFS4_STATEID),
+	/* RFC 8881 §18.45: style -> secinfo4<> */
+	V4_OP(SECINFO_NO_NAME, .args = {X_U32}, .res_fn = res_secinfo, .bound = B_SECINFO),
+	/* RFC 8881 §18.46: sessionid, sequenceid, slotid, highest_slotid, cachethis
+	 * -> sessionid, sequenceid, slotid, highest_slotid, target_highest_slotid,
+	 *    status_flags */
+	V4_OP(SEQUENCE, .args = {X_SESSIONID, X_U32, X_U32, X_U32, X_BOOL},
+	      .res = {X_SESSIONID, X_U32, X_U32, X_U32, X_U32, X_U32},
+	      .bound = NFS4_SESSIONID + 5 * 4),
+	/* RFC 8881 §18.47: ssv, digest -> digest */
+	V4_OP(SET_SSV, .args = {X_OPAQUE, X_OPAQUE}, .res = {X_OPAQUE},
+	      .bound = 4 + NFS4_OPAQUE_LIMIT),
+	/* RFC 8881 §18.48: stateids -> status_codes (+ 4 per stateid) */
+	V4_OP(TEST_STATEID, .call = call_test_stateid, .res = {X_STATUSES}, .bound = 4),
+	/* RFC 8881 §18.49: want, claim -> open_delegation4 */
+	V4_OP(WANT_DELEGATION, .args_fn = args_want_delegation, .res = {X_DELEG}, .bound = B_DELEG),
+	/* RFC 8881 §18.50: clientid -> void */
+	V4_OP(DESTROY_CLIENTID, .args = {X_U64}),
+	/* RFC 8881 §18.51: one_fs -> void */
+	V4_OP(RECLAIM_COMPLETE, .args = {X_BOOL}),
+	/* RFC 7862 §15.1: stateid, offset, length -> void */
+	V4_OP(ALLOCATE, .args = {X_STATEID, X_U64, X_U64}),
+	/* RFC 7862 §15.2: src_stateid, dst_stateid, src_offset, dst_offset, count,
+	 * consecutive, synchronous, src_servers -> write_response, requirements */
+	V4_OP(COPY, .args = {X_STATEID, X_STATEID, X_U64, X_U64, X_U64, X_BOOL, X_BOOL, X_NETLOCS},
+	      .res = {X_WRITE_RESPONSE, X_BOOL, X_BOOL}, .bound = B_WRITE_RESPONSE + 8),
+	/* RFC 7862 §15.3: src_stateid, destination -> lease_time, stateid,
+	 * source_server */
+	V4_OP(COPY_NOTIFY, .args = {X_STATEID, X_NETLOC}, .res = {X_TIME, X_STATEID, X_NETLOCS},
+	      .bound = B_COPY_NOTIFY),
+	/* RFC 7862 §15.4: stateid, offset, length -> void */
+	V4_OP(DEALLOCATE, .args = {X_STATEID, X_U64, X_U64}),
+	/* RFC 7862 §15.5: stateid, offset, count, hints -> hints */
+	V4_OP(IO_ADVISE, .args = {X_STATEID, X_U64, X_U64, X_BITMAP}, .res = {X_BITMAP},
+	      .bound = B_BITMAP),
+	/* RFC 7862 §15.6: offset, length, stateid, errors -> void */
+	V4_OP(LAYOUTERROR, .args = {X_U64, X_U64, X_STATEID, X_DEVICE_ERRORS}),
+	/* RFC 7862 §15.7: offset, length, stateid, read {count, bytes}, write
+	 * {count, bytes}, deviceid, layoutupdate {type, body} -> void */
+	V4_OP(LAYOUTSTATS, .args = {X_U64, X_U64, X_STATEID, X_U64, X_U64, X_U64, X_U64, X_DEVICEID,
+				    X_U32, X_OPAQUE}),
+	/* RFC 7862 §15.8: stateid -> void */
+	V4_OP(OFFLOAD_CANCEL, .args = {X_STATEID}),
+	/* RFC 7862 §15.9: stateid -> count, complete<1> */
+	V4_OP(OFFLOAD_STATUS, .args = {X_STATEID}, .res_fn = res_offload_status,
+	      .bound = 8 + 4 + 4),
+	/* RFC 7862 §15.10: stateid, offset, count -> eof, contents (+ count; 4096
+	 * for the segment headers) */
+	V4_OP(READ_PLUS, .call = call_read_plus, .res_fn = res_read_plus,
+	      .bound = 4 + 4 + B_READ_PLUS_HDRS),
+	/* RFC 7862 §15.11: stateid, offset, what -> eof, offset */
+	V4_OP(SEEK, .args = {X_STATEID, X_U64, X_U32}, .res = {X_BOOL, X_U64}, .bound = 12),
+	/* RFC 7862 §15.12: stateid, stable, adb {offset, block_size, block_count,
+	 * reloff_blocknum, block_num, reloff_pattern, pattern} -> write_response */
+	V4_OP(WRITE_SAME,
+	      .args = {X_STATEID, X_U32, X_U64, X_U64, X_U64, X_U64, X_U32, X_U64, X_OPAQUE},
+	      .res = {X_WRITE_RESPONSE}, .bound = B_WRITE_RESPONSE),
+	/* RFC 7862 §15.13: src_stateid, dst_stateid, src_offset, dst_offset, count
+	 * -> void */
+	V4_OP(CLONE, .args = {X_STATEID, X_STATEID, X_U64, X_U64, X_U64}),
+	/* RFC 8276 §8.4.1: name -> value (no bound in the protocol) */
+	V4_OP(GETXATTR, .args = {X_OPAQUE}, .res = {X_OPAQUE}, .flags = NFS4_OPF_UNPREDICTABLE),
+	/* RFC 8276 §8.4.2: option, name, value -> cinfo */
+	V4_OP(SETXATTR, .args = {X_U32, X_OPAQUE, X_OPAQUE}, .res = {X_CINFO}, .bound = NFS4_CINFO),
+	/* RFC 8276 §8.4.3: cookie, maxcount -> cookie, names, eof (+ maxcount) */
+	V4_OP(LISTXATTRS, .call = call_listxattrs, .res = {X_U64, X_OPAQUES, X_BOOL},
+	      .bound = 8 + 4 + 4),
+	/* RFC 8276 §8.4.4: name -> cinfo */
+	V4_OP(REMOVEXATTR, .args = {X_OPAQUE}, .res = {X_CINFO}, .bound = NFS4_CINFO),
+};
+
+const struct nfs4_op_desc *nfs4_op_find(uint32_t op)
+{
+	if (op >= IW_ARRAY_SIZE(v4_ops) || !v4_ops[op].name)
+		return NULL;
+	return &v4_ops[op];
+}
+
+/* ---------------------------------------------------------------------- */
+/* the walkers                                                             */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Skip the arguments of operation d at the cursor, reporting DDP-eligible
  * items, and add the bound of its result (after resop + status) to p.
  * Returns 0, a negative code from the callback, or IW_ERPC_RPC.
  */
-static int v4_skip_args(struct nfs_walk *w, uint32_t op, struct nfs_plan *p)
+static int v4_skip_args(struct nfs_walk *w, const struct nfs4_op_desc *d, struct nfs_plan *p)
 {
-	struct iw_cursor *c = &w->c;
-	uint32_t count;
-
-	switch (op) {
-	case 3: /* ACCESS: access -> supported, access */
-		(void)xdr_u32(c);
-		plan_add(p, 8);
-		break;
-	case 4: /* CLOSE: seqid, stateid -> stateid */
-		(void)xdr_u32(c);
-		sk_stateid(c);
-		plan_add(p, NFS4_STATEID);
-		break;
-	case 5: /* COMMIT: offset, count -> verifier */
-		(void)xdr_u64(c);
-		(void)xdr_u32(c);
-		plan_add(p, NFS4_VERIFIER);
-		break;
-	case 6: /* CREATE: createtype4, objname, createattrs -> cinfo, attrset */
-		switch (xdr_u32(c)) {
-		case 5: { /* NF4LNK: linkdata is DDP-eligible */
-			if (xdr_bad(c))
-				return IW_ERPC_RPC;
-			int r = nfs_walk_item(w, XDR_NOMAX);
-			if (r)
-				return r;
-			break;
-		}
-		case 3: /* NF4BLK, NF4CHR: specdata4 */
-		case 4:
-			(void)xdr_u64(c);
-			break;
-		default: /* NF4SOCK, NF4FIFO, NF4DIR and the rest: void */
-			break;
-		}
-		sk_component(c);
-		sk_fattr(c);
-		plan_add(p, NFS4_CINFO + B_BITMAP);
-		break;
-	case 7:	 /* DELEGPURGE: clientid */
-	case 30: /* RENEW: clientid */
-	case 57: /* DESTROY_CLIENTID: clientid */
-		(void)xdr_u64(c);
-		break;
-	case 8:	 /* DELEGRETURN: stateid */
-	case 45: /* FREE_STATEID */
-	case 66: /* OFFLOAD_CANCEL */
-		sk_stateid(c);
-		break;
-	case 9: /* GETATTR: attr_request -> fattr4 */
-		if (v4_bitmap_unbounded(c) && p)
-			nfs_plan_unpredictable(p);
-		plan_add(p, B_FATTR);
-		break;
-	case 10: /* GETFH -> nfs_fh4 */
-		plan_add(p, 4 + NFS4_FHSIZE);
-		break;
-	case 11: /* LINK: newname -> cinfo */
-	case 28: /* REMOVE: target -> cinfo */
-	case 75: /* REMOVEXATTR: name -> cinfo */
-		sk_component(c);
-		plan_add(p, NFS4_CINFO);
-		break;
-	case 12: /* LOCK: locktype, reclaim, offset, length, locker -> stateid | denied */
-		(void)xdr_u32(c);
-		(void)xdr_bool(c);
-		(void)xdr_u64(c);
-		(void)xdr_u64(c);
-		if (xdr_bool(c)) { /* open_to_lock_owner4 */
-			(void)xdr_u32(c);
-			sk_stateid(c);
-			(void)xdr_u32(c);
-			sk_owner(c);
-		} else { /* exist_lock_owner4 */
-			sk_stateid(c);
-			(void)xdr_u32(c);
-		}
-		plan_add(p, B_DENIED);
-		break;
-	case 13: /* LOCKT: locktype, offset, length, owner -> void | denied */
-		(void)xdr_u32(c);
-		(void)xdr_u64(c);
-		(void)xdr_u64(c);
-		sk_owner(c);
-		plan_add(p, B_DENIED);
-		break;
-	case 14: /* LOCKU: locktype, seqid, stateid, offset, length -> stateid */
-		(void)xdr_u32(c);
-		(void)xdr_u32(c);
-		sk_stateid(c);
-		(void)xdr_u64(c);
-		(void)xdr_u64(c);
-		plan_add(p, NFS4_STATEID);
-		break;
-	case 15: /* LOOKUP: objname */
-	case 33: /* SECINFO: name -> secinfo4<> */
-		sk_component(c);
-		if (op == 33)
-			plan_add(p, B_SECINFO);
-		break;
-	case 16: /* LOOKUPP */
-	case 23: /* PUTPUBFH */
-	case 24: /* PUTROOTFH */
-	case 31: /* RESTOREFH */
-	case 32: /* SAVEFH */
-		break;
-	case 17: /* NVERIFY: fattr4 */
-	case 37: /* VERIFY: fattr4 */
-		sk_fattr(c);
-		break;
-	case 18:		  /* OPEN -> stateid, cinfo, rflags, attrset, delegation */
-		(void)xdr_u32(c); /* seqid */
-		(void)xdr_u32(c); /* share_access */
-		(void)xdr_u32(c); /* share_deny */
-		sk_owner(c);
-		switch (xdr_u32(c)) { /* openflag4 */
-		case 0:		      /* OPEN4_NOCREATE */
-			break;
-		case 1: /* OPEN4_CREATE: createhow4 */
-			switch (xdr_u32(c)) {
-			case 0: /* UNCHECKED4 */
-			case 1: /* GUARDED4 */
-				sk_fattr(c);
-				break;
-			case 2: /* EXCLUSIVE4 */
-				xdr_skip(c, NFS4_VERIFIER);
-				break;
-			case 3: /* EXCLUSIVE4_1: verifier, attrs */
-				xdr_skip(c, NFS4_VERIFIER);
-				sk_fattr(c);
-				break;
-			default:
-				xdr_fail(c);
-			}
-			break;
-		default:
-			xdr_fail(c);
-		}
-		switch (xdr_u32(c)) { /* open_claim4 */
-		case 0:		      /* CLAIM_NULL: file */
-		case 3:		      /* CLAIM_DELEGATE_PREV: file_delegate_prev */
-			sk_component(c);
-			break;
-		case 1: /* CLAIM_PREVIOUS: delegate_type */
-			(void)xdr_u32(c);
-			break;
-		case 2: /* CLAIM_DELEGATE_CUR: stateid, file */
-			sk_stateid(c);
-			sk_component(c);
-			break;
-		case 4: /* CLAIM_FH */
-		case 6: /* CLAIM_DELEG_PREV_FH */
-			break;
-		case 5: /* CLAIM_DELEG_CUR_FH: stateid */
-			sk_stateid(c);
-			break;
-		default:
-			xdr_fail(c);
-		}
-		plan_add(p, NFS4_STATEID + NFS4_CINFO + 4 + B_BITMAP + B_DELEG);
-		break;
-	case 19: /* OPENATTR: createdir */
-	case 58: /* RECLAIM_COMPLETE: one_fs */
-		(void)xdr_bool(c);
-		break;
-	case 20: /* OPEN_CONFIRM: stateid, seqid -> stateid */
-		sk_stateid(c);
-		(void)xdr_u32(c);
-		plan_add(p, NFS4_STATEID);
-		break;
-	case 21: /* OPEN_DOWNGRADE: stateid, seqid, access, deny -> stateid */
-		sk_stateid(c);
-		xdr_skip(c, 3 * 4);
-		plan_add(p, NFS4_STATEID);
-		break;
-	case 22: /* PUTFH: nfs_fh4 */
-		(void)xdr_opaque(c, NFS4_FHSIZE);
-		break;
-	case 25: /* READ: stateid, offset, count -> eof, data<count> (a slot) */
-		sk_stateid(c);
-		(void)xdr_u64(c);
-		count = xdr_u32(c);
-		if (p && !xdr_bad(c)) {
-			nfs_plan_add(p, 4 + 4 + 4); /* eof, length word, padding */
-			nfs_plan_slot(p, nfs_plan_clamp(count));
-		}
-		break;
-	case 26: /* READDIR: cookie, verf, dircount, maxcount, attr_request */
-		(void)xdr_u64(c);
-		xdr_skip(c, NFS4_VERIFIER);
-		(void)xdr_u32(c);
-		count = xdr_u32(c);
-		sk_bitmap(c);
-		/* maxcount bounds READDIR4resok (verifier, entries, eof) */
-		plan_add(p, NFS4_VERIFIER + 8 + (uint64_t)nfs_plan_clamp(count));
-		break;
-	case 27: /* READLINK -> link (a slot) */
-		if (p) {
-			nfs_plan_add(p, 4 + 4);
-			nfs_plan_slot(p, NFS_PLAN_PATH_MAX);
-		}
-		break;
-	case 29: /* RENAME: oldname, newname -> source_cinfo, target_cinfo */
-		sk_component(c);
-		sk_component(c);
-		plan_add(p, 2 * NFS4_CINFO);
-		break;
-	case 34: /* SETATTR: stateid, fattr4 -> attrsset */
-		sk_stateid(c);
-		sk_fattr(c);
-		plan_add(p, B_BITMAP);
-		break;
-	case 35: /* SETCLIENTID: client, callback, callback_ident */
-		xdr_skip(c, NFS4_VERIFIER);
-		(void)xdr_opaque(c, NFS4_OPAQUE_LIMIT);
-		(void)xdr_u32(c);
-		sk_netaddr(c);
-		(void)xdr_u32(c);
-		plan_add(p, B_SETCLIENTID);
-		break;
-	case 36: /* SETCLIENTID_CONFIRM: clientid, verifier */
-		(void)xdr_u64(c);
-		xdr_skip(c, NFS4_VERIFIER);
-		break;
-	case 38: /* WRITE: stateid, offset, stable, data (DDP-eligible) */
-		sk_stateid(c);
-		(void)xdr_u64(c);
-		(void)xdr_u32(c);
-		if (xdr_bad(c))
-			return IW_ERPC_RPC;
-		{
-			int r = nfs_walk_item(w, XDR_NOMAX);
-			if (r)
-				return r;
-		}
-		plan_add(p, 4 + 4 + NFS4_VERIFIER);
-		break;
-	case 39: /* RELEASE_LOCKOWNER: lock_owner4 */
-		sk_owner(c);
-		break;
-	case 40: /* BACKCHANNEL_CTL: cb_program, sec_parms<> */
-		(void)xdr_u32(c);
-		sk_cb_sec_parms(c);
-		break;
-	case 41: /* BIND_CONN_TO_SESSION: sessid, dir, rdma mode -> the same */
-		xdr_skip(c, NFS4_SESSIONID + 8);
-		plan_add(p, NFS4_SESSIONID + 8);
-		break;
-	case 42: /* EXCHANGE_ID: clientowner, flags, state_protect, impl_id */
-		xdr_skip(c, NFS4_VERIFIER);
-		(void)xdr_opaque(c, NFS4_OPAQUE_LIMIT);
-		(void)xdr_u32(c);
-		switch (xdr_u32(c)) {
-		case 0: /* SP4_NONE */
-			break;
-		case 1: /* SP4_MACH_CRED */
-			sk_sp4_ops(c);
-			break;
-		case 2: /* SP4_SSV: ops, hash algs, encr algs, window, num handles */
-			sk_sp4_ops(c);
-			sk_opaque_array(c);
-			sk_opaque_array(c);
-			xdr_skip(c, 8);
-			break;
-		default:
-			xdr_fail(c);
-		}
-		sk_impl_id(c);
-		plan_add(p, B_EXCHANGE_ID);
-		break;
-	case 43: /* CREATE_SESSION */
-		(void)xdr_u64(c);
-		xdr_skip(c, 8);
-		sk_channel_attrs(c);
-		sk_channel_attrs(c);
-		(void)xdr_u32(c);
-		sk_cb_sec_parms(c);
-		plan_add(p, NFS4_SESSIONID + 8 + 2 * B_CHANNEL);
-		break;
-	case 44: /* DESTROY_SESSION: sessionid */
-		xdr_skip(c, NFS4_SESSIONID);
-		break;
-	case 46: /* GET_DIR_DELEGATION */
-		(void)xdr_bool(c);
-		sk_bitmap(c);
-		xdr_skip(c, 2 * NFS4_TIME);
-		sk_bitmap(c);
-		sk_bitmap(c);
-		plan_add(p, 4 + NFS4_VERIFIER + NFS4_STATEID + 3 * B_BITMAP);
-		break;
-	case 47: /* GETDEVICEINFO: deviceid, layout_type, maxcount, notify_types */
-		xdr_skip(c, 16 + 4);
-		count = xdr_u32(c);
-		sk_bitmap(c);
-		/* maxcount bounds the device address; NFS4ERR_TOOSMALL is a word */
-		plan_add(p, 4 + 4 + (uint64_t)nfs_plan_clamp(count) + B_BITMAP);
-		break;
-	case 48: /* GETDEVICELIST: layout_type, maxdevices, cookie, verf */
-		(void)xdr_u32(c);
-		count = xdr_u32(c);
-		(void)xdr_u64(c);
-		xdr_skip(c, NFS4_VERIFIER);
-		plan_add(p, 8 + NFS4_VERIFIER + 4 + 16 * (uint64_t)count + 4);
-		break;
-	case 49: /* LAYOUTCOMMIT -> newsize */
-		(void)xdr_u64(c);
-		(void)xdr_u64(c);
-		(void)xdr_bool(c);
-		sk_stateid(c);
-		if (xdr_bool(c))
-			(void)xdr_u64(c);
-		if (xdr_bool(c))
-			xdr_skip(c, NFS4_TIME);
-		(void)xdr_u32(c);
-		(void)xdr_opaque(c, XDR_NOMAX);
-		plan_add(p, 12);
-		break;
-	case 50: /* LAYOUTGET: ..., maxcount -> return_on_close, stateid, layout<> */
-		(void)xdr_bool(c);
-		xdr_skip(c, 8);
-		xdr_skip(c, 3 * 8);
-		sk_stateid(c);
-		count = xdr_u32(c);
-		/* maxcount bounds the layouts; 64 for the array and the
-		 * NFS4ERR_LAYOUTTRYLATER arm */
-		plan_add(p, 4 + NFS4_STATEID + (uint64_t)nfs_plan_clamp(count) + 64);
-		break;
-	case 51: /* LAYOUTRETURN: reclaim, type, iomode, layoutreturn4 */
-		(void)xdr_bool(c);
-		xdr_skip(c, 8);
-		switch (xdr_u32(c)) {
-		case 1: /* LAYOUTRETURN4_FILE: offset, length, stateid, body */
-			xdr_skip(c, 16);
-			sk_stateid(c);
-			(void)xdr_opaque(c, XDR_NOMAX);
-			break;
-		case 2: /* FSID */
-		case 3: /* ALL */
-			break;
-		default:
-			xdr_fail(c);
-		}
-		plan_add(p, 4 + NFS4_STATEID);
-		break;
-	case 52: /* SECINFO_NO_NAME: style */
-		(void)xdr_u32(c);
-		plan_add(p, B_SECINFO);
-		break;
-	case 53: /* SEQUENCE: sessionid, sequenceid, slotid, highest, cachethis */
-		xdr_skip(c, NFS4_SESSIONID + 3 * 4);
-		(void)xdr_bool(c);
-		plan_add(p, NFS4_SESSIONID + 5 * 4);
-		break;
-	case 54: /* SET_SSV: ssv, digest -> digest */
-		(void)xdr_opaque(c, XDR_NOMAX);
-		(void)xdr_opaque(c, XDR_NOMAX);
-		plan_add(p, 4 + NFS4_OPAQUE_LIMIT);
-		break;
-	case 55: /* TEST_STATEID: stateids<> -> status per stateid */
-		count = xdr_array_fixed(c, XDR_NOMAX, NFS4_STATEID);
-		plan_add(p, 4 + 4 * (uint64_t)count);
-		break;
-	case 56: /* WANT_DELEGATION: want, claim -> open_delegation4 */
-		(void)xdr_u32(c);
-		switch (xdr_u32(c)) {
-		case 1: /* CLAIM_PREVIOUS */
-			(void)xdr_u32(c);
-			break;
-		case 4: /* CLAIM_FH */
-		case 6: /* CLAIM_DELEG_PREV_FH */
-			break;
-		default:
-			xdr_fail(c);
-		}
-		plan_add(p, B_DELEG);
-		break;
-	case 59: /* ALLOCATE: stateid, offset, length */
-	case 62: /* DEALLOCATE */
-		sk_stateid(c);
-		xdr_skip(c, 16);
-		break;
-	case 60: /* COPY -> write_response4, copy_requirements4 */
-		sk_stateid(c);
-		sk_stateid(c);
-		xdr_skip(c, 3 * 8);
-		(void)xdr_bool(c);
-		(void)xdr_bool(c);
-		sk_netloc_array(c);
-		plan_add(p, B_WRITE_RESPONSE + 8);
-		break;
-	case 61: /* COPY_NOTIFY: stateid, destination netloc4 */
-		sk_stateid(c);
-		sk_netloc(c);
-		plan_add(p, B_COPY_NOTIFY);
-		break;
-	case 63: /* IO_ADVISE: stateid, offset, count, hints -> hints */
-		sk_stateid(c);
-		xdr_skip(c, 16);
-		sk_bitmap(c);
-		plan_add(p, B_BITMAP);
-		break;
-	case 64: /* LAYOUTERROR: offset, length, stateid, device_error4<> */
-		xdr_skip(c, 16);
-		sk_stateid(c);
-		(void)xdr_array_fixed(c, XDR_NOMAX, 16 + 4 + 4);
-		break;
-	case 65: /* LAYOUTSTATS: offset, length, stateid, read, write, deviceid, layoutupdate4 */
-		xdr_skip(c, 16);
-		sk_stateid(c);
-		xdr_skip(c, 16 + 16 + 16);
-		(void)xdr_u32(c);
-		(void)xdr_opaque(c, XDR_NOMAX);
-		break;
-	case 67: /* OFFLOAD_STATUS: stateid -> count, complete<1> */
-		sk_stateid(c);
-		plan_add(p, 8 + 4 + 4);
-		break;
-	case 68: /* READ_PLUS: stateid, offset, count -> eof, contents<> (inline) */
-		sk_stateid(c);
-		(void)xdr_u64(c);
-		count = xdr_u32(c);
-		plan_add(p, 4 + 4 + (uint64_t)nfs_plan_clamp(count) + B_READ_PLUS_HDRS);
-		break;
-	case 69: /* SEEK: stateid, offset, what -> eof, offset */
-		sk_stateid(c);
-		(void)xdr_u64(c);
-		(void)xdr_u32(c);
-		plan_add(p, 12);
-		break;
-	case 70: /* WRITE_SAME: stateid, stable, app_data_block4 -> write_response4 */
-		sk_stateid(c);
-		(void)xdr_u32(c);
-		xdr_skip(c, 4 * 8 + 4 + 8);
-		(void)xdr_opaque(c, XDR_NOMAX);
-		plan_add(p, B_WRITE_RESPONSE);
-		break;
-	case 71: /* CLONE: two stateids, src/dst offset, count */
-		sk_stateid(c);
-		sk_stateid(c);
-		xdr_skip(c, 3 * 8);
-		break;
-	case 72: /* GETXATTR: name -> value: no protocol bound (RFC 8276 §8.4.1) */
-		sk_component(c);
-		if (p)
-			nfs_plan_unpredictable(p);
-		break;
-	case 73: /* SETXATTR: option, name, value -> cinfo */
-		(void)xdr_u32(c);
-		sk_component(c);
-		(void)xdr_opaque(c, XDR_NOMAX);
-		plan_add(p, NFS4_CINFO);
-		break;
-	case 74: /* LISTXATTRS: cookie, maxcount -> cookie, names<>, eof */
-		(void)xdr_u64(c);
-		count = xdr_u32(c);
-		plan_add(p, 8 + 4 + (uint64_t)nfs_plan_clamp(count) + 4);
-		break;
-	default:
-		return IW_ERPC_RPC;
+	if (d->call) {
+		int r = d->call(w, p);
+		if (r)
+			return r;
+	} else if (d->args_fn) {
+		d->args_fn(&w->c);
+	} else {
+		v4_skip_items(&w->c, d->args);
 	}
-	return xdr_bad(c) ? IW_ERPC_RPC : 0;
+	if (xdr_bad(&w->c))
+		return IW_ERPC_RPC;
+	if (p) {
+		nfs_plan_add(p, d->bound);
+		if (d->flags & NFS4_OPF_UNPREDICTABLE)
+			nfs_plan_unpredictable(p);
+	}
+	return 0;
 }
 
 int nfs_v4_walk_call(struct nfs_walk *w, struct nfs_plan *p)
@@ -775,256 +1099,27 @@ int nfs_v4_walk_call(struct nfs_walk *w, struct nfs_plan *p)
 	/* COMPOUND4res: status, the tag echoed, the result count */
 	plan_add(p, 4 + 4 + xdr_pad(taglen) + 4);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t op = xdr_u32(c);
-		if (xdr_bad(c))
+		const struct nfs4_op_desc *d = nfs4_op_find(xdr_u32(c));
+		if (xdr_bad(c) || !d) /* no row: nothing after it can be located */
 			return IW_ERPC_RPC;
 		plan_add(p, 8); /* resop, status */
-		int r = v4_skip_args(w, op, p);
+		int r = v4_skip_args(w, d, p);
 		if (r)
 			return r;
 	}
 	return 0;
 }
 
-/* ---------------------------------------------------------------------- */
-/* results                                                                 */
-/* ---------------------------------------------------------------------- */
-
-/* Skip the NFS4_OK result of operation `op` (not READ / READLINK). */
-static int v4_skip_res(struct iw_cursor *c, uint32_t op)
+/* Skip the NFS4_OK result of operation d; the data of a READ-like one is its slot. */
+static int v4_skip_res(struct nfs_walk *w, const struct nfs4_op_desc *d)
 {
-	uint32_t n;
-
-	switch (op) {
-	case 3:	 /* ACCESS: supported, access */
-	case 5:	 /* COMMIT: verifier */
-	case 49: /* LAYOUTCOMMIT: newsize4 */
-		if (op == 49) {
-			if (xdr_bool(c))
-				(void)xdr_u64(c);
-		} else {
-			xdr_skip(c, 8);
-		}
-		break;
-	case 4:	 /* CLOSE: stateid */
-	case 12: /* LOCK */
-	case 14: /* LOCKU */
-	case 20: /* OPEN_CONFIRM */
-	case 21: /* OPEN_DOWNGRADE */
-		sk_stateid(c);
-		break;
-	case 6: /* CREATE: cinfo, attrset */
-		sk_cinfo(c);
-		sk_bitmap(c);
-		break;
-	case 7:
-	case 8:
-	case 13:
-	case 15:
-	case 16:
-	case 17:
-	case 19:
-	case 22:
-	case 23:
-	case 24:
-	case 30:
-	case 31:
-	case 32:
-	case 36:
-	case 37:
-	case 39:
-	case 40:
-	case 44:
-	case 45:
-	case 57:
-	case 58:
-	case 59:
-	case 62:
-	case 64:
-	case 65:
-	case 66:
-	case 71:
-	case 10044: /* OP_ILLEGAL */
-		break;
-	case 9: /* GETATTR: fattr4 */
-		sk_fattr(c);
-		break;
-	case 10: /* GETFH: nfs_fh4 */
-		(void)xdr_opaque(c, NFS4_FHSIZE);
-		break;
-	case 11: /* LINK, REMOVE, SETXATTR, REMOVEXATTR: cinfo */
-	case 28:
-	case 73:
-	case 75:
-		sk_cinfo(c);
-		break;
-	case 18: /* OPEN: stateid, cinfo, rflags, attrset, delegation */
-		sk_stateid(c);
-		sk_cinfo(c);
-		(void)xdr_u32(c);
-		sk_bitmap(c);
-		sk_deleg(c);
-		break;
-	case 26: /* READDIR: cookieverf, dirlist4 {entry4 *entries, eof} */
-		xdr_skip(c, NFS4_VERIFIER);
-		while (xdr_bool(c) && !xdr_bad(c)) {
-			(void)xdr_u64(c); /* cookie */
-			sk_component(c);
-			sk_fattr(c);
-		}
-		(void)xdr_bool(c);
-		break;
-	case 29: /* RENAME: source_cinfo, target_cinfo */
-		sk_cinfo(c);
-		sk_cinfo(c);
-		break;
-	case 33: /* SECINFO, SECINFO_NO_NAME: secinfo4<> */
-	case 52:
-		n = xdr_u32(c);
-		for (uint32_t i = 0; i < n && !xdr_bad(c); i++) {
-			if (xdr_u32(c) == 6) { /* RPCSEC_GSS: oid, qop, service */
-				(void)xdr_opaque(c, XDR_NOMAX);
-				xdr_skip(c, 8);
-			}
-		}
-		break;
-	case 34: /* SETATTR: attrsset */
-	case 63: /* IO_ADVISE: hints */
-		sk_bitmap(c);
-		break;
-	case 35: /* SETCLIENTID: clientid, verifier */
-		xdr_skip(c, 8 + NFS4_VERIFIER);
-		break;
-	case 38: /* WRITE: count, committed, verifier */
-		xdr_skip(c, 8 + NFS4_VERIFIER);
-		break;
-	case 41: /* BIND_CONN_TO_SESSION: sessid, dir, rdma mode */
-		xdr_skip(c, NFS4_SESSIONID + 4);
-		(void)xdr_bool(c);
-		break;
-	case 42: /* EXCHANGE_ID */
-		xdr_skip(c, 8 + 4 + 4);
-		switch (xdr_u32(c)) {
-		case 0:
-			break;
-		case 1:
-			sk_sp4_ops(c);
-			break;
-		case 2: /* ssv_prot_info4: ops, hash, encr, ssv_len, window, handles<> */
-			sk_sp4_ops(c);
-			xdr_skip(c, 4 * 4);
-			sk_opaque_array(c);
-			break;
-		default:
-			xdr_fail(c);
-		}
-		(void)xdr_u64(c); /* server_owner4 */
-		(void)xdr_opaque(c, NFS4_OPAQUE_LIMIT);
-		(void)xdr_opaque(c, NFS4_OPAQUE_LIMIT); /* server_scope */
-		sk_impl_id(c);
-		break;
-	case 43: /* CREATE_SESSION: sessionid, sequence, flags, fore, back */
-		xdr_skip(c, NFS4_SESSIONID + 8);
-		sk_channel_attrs(c);
-		sk_channel_attrs(c);
-		break;
-	case 46: /* GET_DIR_DELEGATION: non-fatal status union */
-		switch (xdr_u32(c)) {
-		case 0: /* GDD4_OK: cookieverf, stateid, notification, child, dir attrs */
-			xdr_skip(c, NFS4_VERIFIER + NFS4_STATEID);
-			sk_bitmap(c);
-			sk_bitmap(c);
-			sk_bitmap(c);
-			break;
-		case 1: /* GDD4_UNAVAIL: will_signal_deleg_avail */
-			(void)xdr_bool(c);
-			break;
-		default:
-			xdr_fail(c);
-		}
-		break;
-	case 47: /* GETDEVICEINFO: device_addr4 {type, body}, notification */
-		(void)xdr_u32(c);
-		(void)xdr_opaque(c, XDR_NOMAX);
-		sk_bitmap(c);
-		break;
-	case 48: /* GETDEVICELIST: cookie, verf, deviceids<>, eof */
-		xdr_skip(c, 8 + NFS4_VERIFIER);
-		(void)xdr_array_fixed(c, XDR_NOMAX, 16);
-		(void)xdr_bool(c);
-		break;
-	case 50: /* LAYOUTGET: return_on_close, stateid, layout4<> */
-		(void)xdr_bool(c);
-		sk_stateid(c);
-		n = xdr_u32(c);
-		for (uint32_t i = 0; i < n && !xdr_bad(c); i++) {
-			xdr_skip(c, 8 + 8 + 4 + 4); /* offset, length, iomode, type */
-			(void)xdr_opaque(c, XDR_NOMAX);
-		}
-		break;
-	case 51: /* LAYOUTRETURN: optional stateid */
-		if (xdr_bool(c))
-			sk_stateid(c);
-		break;
-	case 53: /* SEQUENCE */
-		xdr_skip(c, NFS4_SESSIONID + 5 * 4);
-		break;
-	case 54: /* SET_SSV: digest */
-	case 72: /* GETXATTR: value */
-		(void)xdr_opaque(c, XDR_NOMAX);
-		break;
-	case 55: /* TEST_STATEID: status codes */
-		(void)xdr_array_fixed(c, XDR_NOMAX, 4);
-		break;
-	case 56: /* WANT_DELEGATION: open_delegation4 */
-		sk_deleg(c);
-		break;
-	case 60: /* COPY: write_response4, copy_requirements4 */
-		sk_write_response(c);
-		(void)xdr_bool(c);
-		(void)xdr_bool(c);
-		break;
-	case 61: /* COPY_NOTIFY: lease_time, stateid, source servers */
-		xdr_skip(c, NFS4_TIME + NFS4_STATEID);
-		sk_netloc_array(c);
-		break;
-	case 67: /* OFFLOAD_STATUS: count, complete<1> */
-		(void)xdr_u64(c);
-		(void)xdr_array_fixed(c, 1, 4);
-		break;
-	case 68: /* READ_PLUS: eof, read_plus_content<> */
-		(void)xdr_bool(c);
-		n = xdr_u32(c);
-		for (uint32_t i = 0; i < n && !xdr_bad(c); i++) {
-			switch (xdr_u32(c)) {
-			case 0: /* NFS4_CONTENT_DATA: offset, data */
-				(void)xdr_u64(c);
-				(void)xdr_opaque(c, XDR_NOMAX);
-				break;
-			case 1: /* NFS4_CONTENT_HOLE: offset, length */
-				xdr_skip(c, 16);
-				break;
-			default:
-				xdr_fail(c);
-			}
-		}
-		break;
-	case 69: /* SEEK: eof, offset */
-		(void)xdr_bool(c);
-		(void)xdr_u64(c);
-		break;
-	case 70: /* WRITE_SAME: write_response4 */
-		sk_write_response(c);
-		break;
-	case 74: /* LISTXATTRS: cookie, names<>, eof */
-		(void)xdr_u64(c);
-		sk_opaque_array(c);
-		(void)xdr_bool(c);
-		break;
-	default:
-		return IW_ERPC_RPC;
-	}
-	return xdr_bad(c) ? IW_ERPC_RPC : 0;
+	if (d->res_fn)
+		d->res_fn(&w->c);
+	else
+		v4_skip_items(&w->c, d->res);
+	if (d->flags & NFS4_OPF_WRITE_SLOT)
+		return nfs_walk_item(w, XDR_NOMAX);
+	return xdr_bad(&w->c) ? IW_ERPC_RPC : 0;
 }
 
 int nfs_v4_walk_reply(struct nfs_walk *w)
@@ -1040,18 +1135,15 @@ int nfs_v4_walk_reply(struct nfs_walk *w)
 		uint32_t status = xdr_u32(c);
 		if (xdr_bad(c))
 			return IW_ERPC_RPC;
-		bool read_like = op == 25 || op == 27;
+		const struct nfs4_op_desc *d = nfs4_op_find(op);
+		bool slot = d && (d->flags & NFS4_OPF_WRITE_SLOT);
 		if (status != 0) /* the COMPOUND stopped here (RFC 7530 §15.2) */
-			return read_like ? nfs_walk_void_slot(w) : 0;
-		int r;
-		if (op == 25) {
-			(void)xdr_bool(c); /* eof */
-			r = nfs_walk_item(w, XDR_NOMAX);
-		} else if (op == 27) {
-			r = nfs_walk_item(w, XDR_NOMAX);
-		} else {
-			r = v4_skip_res(c, op);
-		}
+			return slot ? nfs_walk_void_slot(w) : 0;
+		if (op == OP_ILLEGAL) /* ILLEGAL4res is the status alone (RFC 8881 §18.52) */
+			continue;
+		if (!d)
+			return IW_ERPC_RPC;
+		int r = v4_skip_res(w, d);
 		if (r)
 			return r;
 	}
