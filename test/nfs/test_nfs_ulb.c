@@ -4,9 +4,10 @@
  * item of NFSv2/v3/v4 found at its exact offset and length in unreduced and
  * reduced streams, failed operations as invalid slots, non-eligible programs
  * and procedures, truncation at every length (run under ASan), reply plans,
- * and the messages Linux really sent (../shared/captures, see
- * data/gen_nfs_captures.py): the Read chunk positions and Write chunk lengths
- * of its RPC-over-RDMA headers must match what the walkers report.
+ * the NFSv4 operation table (nfs_v4.h), and the messages Linux really sent
+ * (../shared/captures, see data/gen_nfs_captures.py): the Read chunk
+ * positions and Write chunk lengths of its RPC-over-RDMA headers must match
+ * what the walkers report.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include "data/nfs_captures.h"
 #include "nfs_build.h"
+#include "nfs_v4.h"
 #include "th.h"
 
 #define ULB	(&rpcrdma_nfs_ulb)
@@ -844,6 +846,29 @@ static void zero_words(struct nfsb *b, uint32_t len, uint32_t patch_word, uint32
 		nfsb_u32(b, patch_val && i == patch_word ? patch_val : 0);
 }
 
+/* A COMPOUND call (minor version 2) of nops operations, up to the first opcode. */
+static void v4_call_start(struct nfsb *b, uint32_t nops, uint32_t op)
+{
+	nfsb_call_hdr(b, 1, NFSB_PROG_NFS, 4, 1);
+	nfsb_string(b, "");
+	nfsb_u32(b, 2);
+	nfsb_u32(b, nops);
+	nfsb_u32(b, op);
+}
+
+/* The same, its first operation v4_min_args[i] with its smallest arguments. */
+static void v4_min_call_start(struct nfsb *b, size_t i, uint32_t nops)
+{
+	v4_call_start(b, nops, v4_min_args[i].op);
+	if (v4_min_args[i].op == NFSB4_WRITE) { /* its data: an item of 0 octets */
+		zero_words(b, v4_min_args[i].len - 4, 0, 0);
+		nfsb_item(b, NULL, 0);
+	} else {
+		zero_words(b, v4_min_args[i].len, v4_min_args[i].patch_word,
+			   v4_min_args[i].patch_val);
+	}
+}
+
 START_TEST(v4_every_operations_arguments_are_skipped_to_the_octet)
 {
 	struct nfsb b;
@@ -851,18 +876,7 @@ START_TEST(v4_every_operations_arguments_are_skipped_to_the_octet)
 	for (size_t i = 0; i < sizeof(v4_min_args) / sizeof(v4_min_args[0]); i++) {
 		for (int reduced = 1; reduced >= 0; reduced--) /* unreduced last: planned */ {
 			b.reduce = reduced;
-			nfsb_call_hdr(&b, 1, NFSB_PROG_NFS, 4, 1);
-			nfsb_string(&b, "");
-			nfsb_u32(&b, 2);
-			nfsb_u32(&b, 2);
-			nfsb_u32(&b, v4_min_args[i].op);
-			if (v4_min_args[i].op == NFSB4_WRITE) { /* its data: an item of 0 octets */
-				zero_words(&b, v4_min_args[i].len - 4, 0, 0);
-				nfsb_item(&b, NULL, 0);
-			} else {
-				zero_words(&b, v4_min_args[i].len, v4_min_args[i].patch_word,
-					   v4_min_args[i].patch_val);
-			}
+			v4_min_call_start(&b, i, 2);
 			nfsb_u32(&b, NFSB4_WRITE);
 			nfsb_fixed(&b, NULL, 16 + 8 + 4);
 			nfsb_item(&b, NULL, 5);
@@ -1093,6 +1107,135 @@ START_TEST(v4_reply_plans_sum_the_operations)
 END_TEST
 
 /* ---------------------------------------------------------------------- */
+/* the NFSv4 operation table (rpcrdma/nfs/nfs_v4.h)                        */
+/* ---------------------------------------------------------------------- */
+
+/* How many ways a row gives arguments or a result: items, a skipper, a call. */
+static int row_ways(const uint8_t *items, bool fn, bool call)
+{
+	return (items[0] != 0) + fn + call;
+}
+
+START_TEST(v4_every_operation_has_a_named_row_with_its_xdr)
+{
+	/* the numbers of RFC 7530 §16, RFC 8881 §18, RFC 7862 §15, RFC 8276 §8.4 */
+	ck_assert_uint_eq(NFS4_OP_FIRST, 3);
+	ck_assert_uint_eq(NFS4_OP_LAST, 75);
+	ck_assert_uint_eq(OP_READ, 25);
+	ck_assert_uint_eq(OP_SEQUENCE, 53);
+	ck_assert_uint_eq(OP_CLONE, 71);
+	ck_assert_uint_eq(OP_ILLEGAL, 10044);
+	ck_assert_str_eq(nfs4_op_find(3)->name, "ACCESS");
+	ck_assert_str_eq(nfs4_op_find(38)->name, "WRITE");
+	ck_assert_str_eq(nfs4_op_find(75)->name, "REMOVEXATTR");
+	for (uint32_t op = NFS4_OP_FIRST; op <= NFS4_OP_LAST; op++) {
+		const struct nfs4_op_desc *d = nfs4_op_find(op);
+		ck_assert_msg(d && d->name && d->name[0], "op %u has no row", op);
+		for (const char *ch = d->name; *ch; ch++)
+			ck_assert_msg((*ch >= 'A' && *ch <= 'Z') || *ch == '_', "op %u: %s", op,
+				      d->name);
+		for (uint32_t prev = NFS4_OP_FIRST; prev < op; prev++)
+			ck_assert_str_ne(nfs4_op_find(prev)->name, d->name);
+		/* arguments and result given one way each, or void */
+		ck_assert_msg(row_ways(d->args, d->args_fn != NULL, d->call != NULL) <= 1, "%s",
+			      d->name);
+		ck_assert_msg(row_ways(d->res, d->res_fn != NULL, false) <= 1, "%s", d->name);
+		/* RFC 8267 §6.1: READ and READLINK results, WRITE and CREATE arguments */
+		ck_assert_msg(!(d->flags & NFS4_OPF_WRITE_SLOT) ==
+				      (op != OP_READ && op != OP_READLINK),
+			      "%s", d->name);
+		ck_assert_msg(!(d->flags & NFS4_OPF_DDP_ARG) == (op != OP_WRITE && op != OP_CREATE),
+			      "%s", d->name);
+		ck_assert(!(d->flags & NFS4_OPF_DDP_ARG) || d->call);
+	}
+	/* void exactly where the smallest encoding is 0 octets (READLINK: a call
+	 * that plans its slot) */
+	for (size_t i = 0; i < IW_ARRAY_SIZE(v4_min_args); i++) {
+		const struct nfs4_op_desc *d = nfs4_op_find(v4_min_args[i].op);
+		int ways = row_ways(d->args, d->args_fn != NULL, d->call != NULL);
+		ck_assert_msg(v4_min_args[i].len ? ways == 1 : ways == (d->call != NULL), "%s",
+			      d->name);
+	}
+	for (size_t i = 0; i < IW_ARRAY_SIZE(v4_min_res); i++) {
+		const struct nfs4_op_desc *d = nfs4_op_find(v4_min_res[i].op);
+		if (v4_min_res[i].op == OP_ILLEGAL)
+			continue;
+		int ways = row_ways(d->res, d->res_fn != NULL, false);
+		ck_assert_msg(ways == (v4_min_res[i].len != 0), "%s", d->name);
+	}
+}
+END_TEST
+
+START_TEST(v4_unknown_opcodes_end_the_walk_with_an_rpc_error)
+{
+	static const uint32_t unknown[] = {0, 1, 2, 76, OP_ILLEGAL};
+	struct nfsb b;
+	nfsb_init(&b, buf, sizeof(buf));
+	for (size_t i = 0; i < IW_ARRAY_SIZE(unknown); i++) {
+		ck_assert_ptr_null(nfs4_op_find(unknown[i]));
+		/* a call: nothing after the opcode can be located */
+		struct nfsb_v4op ops[] = {
+			{.op = NFSB4_PUTROOTFH},
+			{.op = unknown[i]},
+			{.op = NFSB4_READ, .count = 10, .len = 10},
+		};
+		size_t n = nfsb_v4_compound_call(&b, 1, 2, "t", ops, 3);
+		struct rec r = {.present = 1};
+		ck_assert_int_eq(walk(&b, n, false, v4ci(), &r), IW_ERPC_RPC);
+		struct rpcrdma_reply_plan plan;
+		ck_assert_int_eq(
+			ULB->reply_plan(NULL, v4ci(), buf + b.body_off, n - b.body_off, &plan),
+			IW_ERPC_RPC);
+		/* a reply: the same, but for OP_ILLEGAL, the status alone (a server
+		 * sends it failed, NFS4ERR_OP_ILLEGAL, and the walk ends there) */
+		n = nfsb_v4_compound_reply(&b, 1, "t", ops, 3);
+		r.n = 0;
+		ck_assert_int_eq(walk(&b, n, true, v4ci(), &r),
+				 unknown[i] == OP_ILLEGAL ? 0 : IW_ERPC_RPC);
+		ck_assert_uint_eq(r.n, unknown[i] == OP_ILLEGAL);
+		ops[1].status = 10044; /* NFS4ERR_OP_ILLEGAL */
+		n = nfsb_v4_compound_reply(&b, 1, "t", ops, 3);
+		r.n = 0;
+		ck_assert_int_eq(walk(&b, n, true, v4ci(), &r), 0);
+		ck_assert_uint_eq(r.n, 0);
+	}
+}
+END_TEST
+
+START_TEST(v4_row_bounds_are_what_a_call_plans)
+{
+	struct nfsb b;
+	nfsb_init(&b, buf, sizeof(buf));
+	/* every operation alone, every count 0: status, tag "", result count,
+	 * resop, status, then the bound of its row */
+	for (size_t i = 0; i < IW_ARRAY_SIZE(v4_min_args); i++) {
+		const struct nfs4_op_desc *d = nfs4_op_find(v4_min_args[i].op);
+		v4_min_call_start(&b, i, 1);
+		struct rpcrdma_reply_plan p = plan_of(&b, nfsb_done(&b), v4ci());
+		bool unpredictable = d->flags & NFS4_OPF_UNPREDICTABLE;
+		ck_assert_msg(p.unpredictable == unpredictable, "%s", d->name);
+		ck_assert_msg(p.max_inline == (unpredictable ? 0 : 4 + 4 + 4 + 8 + d->bound),
+			      "%s: %u", d->name, p.max_inline);
+		ck_assert_uint_eq(p.n_items, !!(d->flags & NFS4_OPF_WRITE_SLOT));
+		if (p.n_items) /* READ of count 0; READLINK of a path */
+			ck_assert_uint_eq(p.item_max[0], v4_min_args[i].op == OP_READ ? 0 : 4096);
+	}
+	/* spot checks from the XDR of the results */
+	ck_assert_uint_eq(nfs4_op_find(OP_ACCESS)->bound, 4 + 4);	 /* supported, access */
+	ck_assert_uint_eq(nfs4_op_find(OP_SEQUENCE)->bound, 16 + 5 * 4); /* sessionid, 5 words */
+	ck_assert_uint_eq(nfs4_op_find(OP_GETFH)->bound, 4 + 128);	 /* nfs_fh4<NFS4_FHSIZE> */
+	ck_assert_uint_eq(nfs4_op_find(OP_WRITE)->bound, 4 + 4 + 8); /* count, committed, verf */
+	/* and a count that adds to it: LISTXATTRS cookie, maxcount 1000 -> cookie,
+	 * names (at most maxcount), eof */
+	v4_call_start(&b, 1, OP_LISTXATTRS);
+	nfsb_u64(&b, 0);
+	nfsb_u32(&b, 1000);
+	struct rpcrdma_reply_plan p = plan_of(&b, nfsb_done(&b), v4ci());
+	ck_assert_uint_eq(p.max_inline, 4 + 4 + 4 + 8 + 8 + 4 + 1000 + 4);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------- */
 /* Linux captures                                                          */
 /* ---------------------------------------------------------------------- */
 
@@ -1255,6 +1398,12 @@ static Suite *nfs_suite(void)
 	tcase_add_test(pl, v3_reply_plans_follow_the_xdr_of_the_results);
 	tcase_add_test(pl, v4_reply_plans_sum_the_operations);
 	suite_add_tcase(s, pl);
+
+	TCase *tb = tcase_create("v4_table");
+	tcase_add_test(tb, v4_every_operation_has_a_named_row_with_its_xdr);
+	tcase_add_test(tb, v4_unknown_opcodes_end_the_walk_with_an_rpc_error);
+	tcase_add_test(tb, v4_row_bounds_are_what_a_call_plans);
+	suite_add_tcase(s, tb);
 
 	TCase *cap = tcase_create("captures");
 	tcase_add_test(cap, linux_captures_walk_and_match_their_chunks);
