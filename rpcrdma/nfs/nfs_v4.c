@@ -23,8 +23,9 @@
  * LAYOUTGET, TEST_STATEID, READ_PLUS and LISTXATTRS add what their count
  * argument bounds), a Write-list slot per READ (its count) and per READLINK
  * (4096), and "unpredictable" for results with no bound the call can tell:
- * GETATTR of ACLs, fs_locations, layout and label attributes (RFC 8267 §6.2),
- * GETXATTR, and any opcode we do not know.
+ * GETATTR of ACLs, fs_locations, layout and label attributes (RFC 8267 §6.2)
+ * and GETXATTR.  A call with an opcode we do not know has no plan at all
+ * (IW_ERPC_RPC, above).
  *
  * A COMPOUND4res is a status, the tag and an array of results, each resop +
  * status + (when the status is NFS4_OK) the result.  The server stops at the
