@@ -97,6 +97,10 @@ struct rpcrdma_config {
 	void *ulb_arg;
 	/* iWARP options for every connection (NULL = iwcm defaults). */
 	const struct iwcm_options *cm;
+	/* The verbs context the ctx opens: I/O engine, engine thread, receive
+	 * buffer size (NULL = iwv_context_attr_default, which follows
+	 * IWARP_ENGINE and IWARP_ENGINE_THREAD).  Read by rpcrdma_ctx_create only. */
+	const struct iwv_context_attr *verbs;
 	/* One line per connection event (NULL = stderr when IWARP_RPCRDMA_LOG is set). */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;

@@ -134,7 +134,6 @@ static int xepoll_add(int epfd, int fd)
 struct rpcrdma_ctx *rpcrdma_ctx_create(const struct rpcrdma_config *cfg)
 {
 	struct rpcrdma_ctx *ctx = calloc(1, sizeof(*ctx));
-	struct iwv_device **list;
 	int saved;
 
 	if (!ctx) {
@@ -162,15 +161,9 @@ struct rpcrdma_ctx *rpcrdma_ctx_create(const struct rpcrdma_config *cfg)
 	iw_list_init(&ctx->zombie_cqs);
 	ctx->tfd = ctx->epfd = -1;
 
-	list = iwv_get_device_list(NULL);
-	if (!list || !list[0]) {
-		if (list)
-			iwv_free_device_list(list);
-		errno = ENODEV;
-		goto fail;
-	}
-	ctx->vctx = iwv_open_device(list[0]);
-	iwv_free_device_list(list);
+	/* the verbs context as the caller configured it (engine, thread, ...) */
+	ctx->vctx = iwv_open_context(ctx->cfg.verbs);
+	ctx->cfg.verbs = NULL; /* the caller's pointer is not kept */
 	if (!ctx->vctx)
 		goto fail;
 	ctx->pd = iwv_alloc_pd(ctx->vctx);

@@ -952,6 +952,34 @@ START_TEST(inline_call_gets_inline_reply_with_negotiated_sizes)
 }
 END_TEST
 
+/* cfg.verbs reaches the verbs context: a bad attribute fails the create, and
+ * a server with its own engine thread serves a client that has none. */
+START_TEST(the_verbs_context_attributes_come_from_the_config)
+{
+	struct rpcrdma_config c, s;
+	struct iwv_context_attr va;
+	uint8_t msg[256];
+	size_t n;
+
+	cfgs(&c, &s);
+	iwv_context_attr_default(&va);
+	va.rx_buf_size = 1; /* below the 4096 minimum */
+	c.verbs = &va;
+	errno = 0;
+	ck_assert_ptr_null(rpcrdma_ctx_create(&c));
+	ck_assert_int_eq(errno, EINVAL);
+	iwv_context_attr_default(&va);
+	va.engine_thread = 1;
+	s.verbs = &va;
+	c.verbs = NULL;
+	world_up(&c, &s, AF_INET);
+	n = tcall(msg, 0x1002, TVERS, 1, "engine thread", 13);
+	call_ok(0, msg, n, NULL);
+	ck_assert_int_eq(W.r[0].status, 0);
+	world_down();
+}
+END_TEST
+
 START_TEST(inline_call_over_ipv6_loopback)
 {
 	struct rpcrdma_config c, s;
@@ -2368,6 +2396,7 @@ static Suite *xprt_suite(void)
 	const TTest *const tests[] = {
 		inline_call_gets_inline_reply_with_negotiated_sizes,
 		inline_call_over_ipv6_loopback,
+		the_verbs_context_attributes_come_from_the_config,
 		large_call_goes_as_read_chunk_and_large_reply_as_write_chunk,
 		forced_long_call_is_position_zero_read_chunk,
 		fd_driven_loops_in_two_processes_never_lose_a_wakeup,
