@@ -14,15 +14,16 @@
  *	the FPDU receive machine.
  *   2. Full operation: one struct mpa_tx and one struct mpa_rx built from
  *	the negotiated mpa_params.  DDP/RDMAP headers (RFC 5041 §4, RFC 5040
- *	§4) are built right here - just enough for untagged Sends, the RFC
- *	6581 RTR and a zero-length RDMA Read Response.  With p2p the Initiator
- *	first sends the chosen RTR (RFC 6581 §9.3); the Responder checks it
- *	and, for a Read RTR, answers with a zero-length Read Response.  The
- *	Initiator then sends --count Sends of --size octets, segmented to the
- *	MULPDU (RFC 5044 §4.5, RFC 5041 §4.4); the Responder verifies each and
- *	echoes it back; the Initiator verifies the echoes.  The Responder never
- *	sends before it validated the Initiator's first FPDU (RFC 5044 §7.1.2
- *	rule 4).
+ *	§4) come from the DDP and RDMAP codecs (ddp.h: ddp_hdr_encode/decode,
+ *	ddp_seg_* segmentation; rdmap.h: control octet, Read Request header) -
+ *	just enough for untagged Sends, the RFC 6581 RTR and a zero-length
+ *	RDMA Read Response.  With p2p the Initiator first sends the chosen
+ *	RTR (RFC 6581 §9.3); the Responder checks it and, for a Read RTR,
+ *	answers with a zero-length Read Response.  The Initiator then sends
+ *	--count Sends of --size octets, segmented to the MULPDU (RFC 5044
+ *	§4.5, RFC 5041 §4.4); the Responder verifies each and echoes it back;
+ *	the Initiator verifies the echoes.  The Responder never sends before
+ *	it validated the Initiator's first FPDU (RFC 5044 §7.1.2 rule 4).
  *   3. Teardown (RFC 5044 §7.2): each side half-closes with shutdown(SHUT_WR)
  *	when it has nothing more to send and reads until EOF.
  *
@@ -57,8 +58,10 @@
 #include <unistd.h>
 #include <linux/sockios.h>
 
+#include <iwarp/ddp.h>
 #include <iwarp/iw_err.h>
 #include <iwarp/mpa.h>
+#include <iwarp/rdmap.h>
 
 #include "iw_bytes.h"
 #include "iw_log.h"
@@ -74,23 +77,6 @@
 #define IWMPA_TXQ_LEN	      32   /* FPDUs framed ahead of the socket */
 #define IWMPA_SENDMSG_IOV_MAX 1024 /* Linux UIO_MAXIOV */
 #define IWMPA_RECV_CHUNK      65536
-
-/* DDP / RDMAP wire facts (RFC 5041 §4.1-4.3, RFC 5040 §4.1; wire-reference §4, §5). */
-#define DDP_TAGGED_HDR_LEN     14
-#define DDP_UNTAGGED_HDR_LEN   18
-#define RDMAP_READ_REQ_HDR_LEN 28
-#define DDP_CTRL_T	       0x80
-#define DDP_CTRL_L	       0x40
-#define DDP_CTRL_DV_MASK       0x03
-#define DDP_DV		       1
-#define RDMAP_RV	       1
-#define RDMAP_CTRL(op)	       ((uint8_t)(RDMAP_RV << 6 | (op)))
-#define RDMAP_OP_WRITE	       0x0
-#define RDMAP_OP_READ_REQ      0x1
-#define RDMAP_OP_READ_RESP     0x2
-#define RDMAP_OP_SEND	       0x3
-#define DDP_QN_SEND	       0
-#define DDP_QN_READ_REQ	       1
 
 enum iwmpa_align { ALIGN_AUTO, ALIGN_ON, ALIGN_OFF };
 
@@ -123,14 +109,15 @@ struct txmsg {
 	uint8_t *buf; /* Send payload (owned) */
 	size_t len;
 	uint32_t msn;
-	size_t mo; /* next octet to segment */
+	struct ddp_seg seg; /* its segments (RFC 5041 §5.2), once framing began */
+	bool seg_started;
 	unsigned nfpdus;
 	size_t wire; /* octets on the wire, Markers included */
 };
 
 /* One framed FPDU.  Never moves while queued: mpa_fpdu points into itself. */
 struct txent {
-	uint8_t hdr[DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_HDR_LEN];
+	uint8_t hdr[DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN];
 	struct mpa_fpdu f;
 	struct txmsg *done_msg; /* set on the FPDU that ends a message */
 };
@@ -740,14 +727,34 @@ static int txq_frame(struct conn *c, struct txent *e, size_t hlen, const uint8_t
 	return 0;
 }
 
+/* Start segmenting Send message m: untagged, QN 0, its MSN (RFC 5040 §4.3, §5.3). */
+static int tx_seg_start(struct conn *c, struct txmsg *m)
+{
+	const struct ddp_hdr tmpl = {
+		.rsvdulp = rdmap_ctrl_make(RDMAP_OP_SEND),
+		.rsvdulp2 = 0, /* Invalidate STag: unused by plain Send */
+		.qn = DDP_QN_SEND,
+		.msn = m->msn,
+	};
+	/* RFC 5041 §4.4: every segment carries a header and fits the MULPDU. */
+	int r = ddp_seg_init(&m->seg, &tmpl, (uint32_t)m->len, c->mulpdu);
+
+	if (r < 0)
+		return conn_fail(c, r, "segmenting a %zu-octet Send for MULPDU %" PRIu32 ": %s",
+				 m->len, c->mulpdu, iw_strerror(r));
+	m->seg_started = true;
+	return 0;
+}
+
 /* Frame queued messages into FPDUs until the ring is full or nothing is left. */
 static int tx_fill(struct conn *c)
 {
 	while (c->txq_n < IWMPA_TXQ_LEN) {
 		struct txmsg *m = c->tx_cur;
 		struct txent *e;
-		size_t room, chunk;
-		bool last;
+		struct ddp_hdr h;
+		uint32_t off, chunk;
+		ssize_t hlen;
 		int r;
 
 		if (!m) {
@@ -767,24 +774,22 @@ static int tx_fill(struct conn *c)
 			c->tx_cur = NULL;
 			continue;
 		}
-		/* RFC 5041 §4.4: every segment carries a header and fits the MULPDU. */
-		room = c->mulpdu - DDP_UNTAGGED_HDR_LEN;
-		chunk = IW_MIN(room, m->len - m->mo);
-		last = m->mo + chunk == m->len;
-		e->hdr[0] = (uint8_t)((last ? DDP_CTRL_L : 0) | DDP_DV);
-		e->hdr[1] = RDMAP_CTRL(RDMAP_OP_SEND);
-		iw_put_be32(e->hdr + 2, 0); /* Invalidate STag: unused by plain Send */
-		iw_put_be32(e->hdr + 6, DDP_QN_SEND);
-		iw_put_be32(e->hdr + 10, m->msn);
-		iw_put_be32(e->hdr + 14, (uint32_t)m->mo);
-		r = txq_frame(c, e, DDP_UNTAGGED_HDR_LEN, chunk ? m->buf + m->mo : NULL, chunk,
-			      last ? m : NULL);
+		if (!m->seg_started && (r = tx_seg_start(c, m)) < 0)
+			return r;
+		/* never false: the message leaves tx_cur with its last segment */
+		if (!ddp_seg_next(&m->seg, &h, &off, &chunk))
+			return conn_fail(c, IW_EINVAL, "Send MSN %" PRIu32 " has no segment left",
+					 m->msn);
+		hlen = ddp_hdr_encode(&h, e->hdr, sizeof(e->hdr));
+		if (hlen < 0)
+			return conn_fail(c, (int)hlen, "DDP header: %s", iw_strerror((int)hlen));
+		r = txq_frame(c, e, (size_t)hlen, chunk ? m->buf + off : NULL, chunk,
+			      h.last ? m : NULL);
 		if (r < 0)
 			return r;
-		m->mo += chunk;
 		m->nfpdus++;
 		m->wire += e->f.total;
-		if (last)
+		if (h.last)
 			c->tx_cur = NULL;
 	}
 	return 0;
@@ -882,10 +887,11 @@ static int rx_ulpdu_header(void *user, const uint8_t *hdr, size_t have, size_t u
 		c->ulpdu_len = 0;
 		return 0;
 	}
-	/* The DDP header length follows from the T bit; a Read Request adds its RDMAP header. */
-	want = hdr[0] & DDP_CTRL_T ? DDP_TAGGED_HDR_LEN : DDP_UNTAGGED_HDR_LEN;
-	if (!(hdr[0] & DDP_CTRL_T) && have >= 2 && (hdr[1] & 0x0f) == RDMAP_OP_READ_REQ)
-		want += RDMAP_READ_REQ_HDR_LEN;
+	/* The DDP header length follows from the T bit of the DDP control octet; a
+	 * Read Request (RDMAP control octet: RsvdULP) adds its RDMAP header. */
+	want = ddp_hdr_len(hdr[0] & DDP_CTRL_T);
+	if (!(hdr[0] & DDP_CTRL_T) && have >= 2 && rdmap_ctrl_opcode(hdr[1]) == RDMAP_OP_READ_REQ)
+		want += RDMAP_READ_REQ_LEN;
 	want = IW_MIN(want, ulpdu_len);
 	if (want > have)
 		return (int)want;
@@ -928,7 +934,9 @@ static int rx_need_msg_room(struct conn *c, size_t need)
 static int rx_check_rtr(struct conn *c, const uint8_t *u, size_t len)
 {
 	enum mpa_rtr got = mpa_rtr_classify(u, len);
-	uint8_t rsp[DDP_TAGGED_HDR_LEN];
+	struct rdmap_read_req req;
+	struct ddp_hdr rsp;
+	uint8_t buf[DDP_TAGGED_HDR_LEN];
 
 	if (got != c->params.rtr) {
 		return conn_fail(c, IW_EMPA_RTR,
@@ -942,12 +950,19 @@ static int rx_check_rtr(struct conn *c, const uint8_t *u, size_t len)
 		c->rx_msn++; /* the Send RTR used MSN 1 of QN 0 */
 		break;
 	case MPA_RTR_READ:
-		/* RFC 5040 §4.4: answer with a Read Response to the Data Sink STag/TO. */
-		rsp[0] = DDP_CTRL_T | DDP_CTRL_L | DDP_DV;
-		rsp[1] = RDMAP_CTRL(RDMAP_OP_READ_RESP);
-		memcpy(rsp + 2, u + DDP_UNTAGGED_HDR_LEN, 4);	  /* Data Sink STag */
-		memcpy(rsp + 6, u + DDP_UNTAGGED_HDR_LEN + 4, 8); /* Data Sink TO */
-		queue_raw(c, "zero-length RDMA Read Response", rsp, sizeof(rsp));
+		/* RFC 5040 §4.4: answer with a Read Response to the Data Sink STag/TO
+		 * (classify checked the length: DDP header + Read Request header). */
+		rdmap_read_req_decode(u + DDP_UNTAGGED_HDR_LEN, &req);
+		rsp = (struct ddp_hdr){
+			.tagged = true,
+			.last = true,
+			.rsvdulp = rdmap_ctrl_make(RDMAP_OP_READ_RESP),
+			.stag = req.sink_stag,
+			.to = req.sink_to,
+		};
+		if (ddp_hdr_encode(&rsp, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			return conn_fail(c, IW_EINVAL, "cannot build the Read Response");
+		queue_raw(c, "zero-length RDMA Read Response", buf, sizeof(buf));
 		break;
 	default:
 		break;
@@ -955,25 +970,23 @@ static int rx_check_rtr(struct conn *c, const uint8_t *u, size_t len)
 	return 0;
 }
 
-static int rx_read_response(struct conn *c, const uint8_t *u, size_t len)
+/* A tagged segment h of len octets (header included) with opcode Read Response. */
+static int rx_read_response(struct conn *c, const struct ddp_hdr *h, size_t len)
 {
-	uint32_t stag = iw_get_be32(u + 2);
-	uint64_t to = iw_get_be64(u + 6);
-
 	if (!c->read_outstanding)
 		return conn_fail(c, IW_EINVAL,
 				 "unexpected RDMA Read Response (no Read outstanding)");
-	if (!(u[0] & DDP_CTRL_L) || len != DDP_TAGGED_HDR_LEN || stag != c->read_sink_stag ||
-	    to != c->read_sink_to)
+	if (!h->last || len != DDP_TAGGED_HDR_LEN || h->stag != c->read_sink_stag ||
+	    h->to != c->read_sink_to)
 		return conn_fail(c, IW_EINVAL,
 				 "RDMA Read Response does not answer the Read RTR (STag %08" PRIx32
 				 " TO %" PRIu64 ", %zu octets, L=%d)",
-				 stag, to, len, !!(u[0] & DDP_CTRL_L));
+				 h->stag, h->to, len, h->last);
 	c->read_outstanding = false;
 	say(c, 0,
 	    "received zero-length RDMA Read Response (STag %08" PRIx32 " TO %" PRIu64
 	    ") answering the Read RTR",
-	    stag, to);
+	    h->stag, h->to);
 	return 0;
 }
 
@@ -1007,31 +1020,24 @@ static int rx_message_done(struct conn *c)
 	return 0;
 }
 
-static int rx_send_segment(struct conn *c, const uint8_t *u, size_t len)
+/* An untagged segment h with opcode Send and its payload p[0..plen). */
+static int rx_send_segment(struct conn *c, const struct ddp_hdr *h, const uint8_t *p, size_t plen)
 {
-	uint32_t qn, msn, mo;
-	size_t plen;
 	int r;
 
-	if (len < DDP_UNTAGGED_HDR_LEN)
-		return conn_fail(c, IW_EINVAL, "untagged DDP segment of %zu octets (< 18)", len);
-	qn = iw_get_be32(u + 6);
-	msn = iw_get_be32(u + 10);
-	mo = iw_get_be32(u + 14);
-	plen = len - DDP_UNTAGGED_HDR_LEN;
-	if (qn != DDP_QN_SEND || msn != c->rx_msn || mo != c->msg_len)
+	if (h->qn != DDP_QN_SEND || h->msn != c->rx_msn || h->mo != c->msg_len)
 		return conn_fail(c, IW_EINVAL,
 				 "Send out of sequence: QN %" PRIu32 " MSN %" PRIu32 " MO %" PRIu32
 				 ", expected QN 0 MSN %" PRIu32 " MO %zu",
-				 qn, msn, mo, c->rx_msn, c->msg_len);
+				 h->qn, h->msn, h->mo, c->rx_msn, c->msg_len);
 	r = rx_need_msg_room(c, c->msg_len + plen);
 	if (r < 0)
 		return r;
 	if (plen) /* c->msg may still be NULL for an empty message */
-		memcpy(c->msg + c->msg_len, u + DDP_UNTAGGED_HDR_LEN, plen);
+		memcpy(c->msg + c->msg_len, p, plen);
 	c->msg_len += plen;
 	c->msg_fpdus++;
-	if (u[0] & DDP_CTRL_L)
+	if (h->last)
 		return rx_message_done(c);
 	return 0;
 }
@@ -1043,6 +1049,8 @@ static int rx_fpdu_done(void *user)
 	const uint8_t *u = c->ulpdu;
 	size_t len = c->ulpdu_len;
 	bool first = c->first_fpdu;
+	struct ddp_hdr h;
+	ssize_t hlen;
 	uint8_t op;
 
 	c->st_rx.fpdus++;
@@ -1051,29 +1059,34 @@ static int rx_fpdu_done(void *user)
 		hexdump(c, "rx ULPDU (Markers removed, CRC ok)", u, len);
 	else
 		say(c, 1, "rx FPDU: ULPDU %zu octets", len);
+	/* the two control octets every segment opens with: DDP (T, L, DV) and
+	 * RDMAP (RV, opcode; DDP's RsvdULP) */
 	if (len < 2)
 		return conn_fail(c, IW_EINVAL, "%zu-octet ULPDU cannot hold a DDP header", len);
-	if ((u[0] & DDP_CTRL_DV_MASK) != DDP_DV || u[1] >> 6 != RDMAP_RV)
+	if ((u[0] & DDP_CTRL_DV) != DDP_VERSION || rdmap_ctrl_rv(u[1]) != RDMAP_VERSION)
 		return conn_fail(c, IW_EINVAL, "DDP version %u / RDMAP version %u (expected 1/1)",
-				 u[0] & DDP_CTRL_DV_MASK, u[1] >> 6);
+				 u[0] & DDP_CTRL_DV, rdmap_ctrl_rv(u[1]));
 	if (!c->initiator && first) {
 		/* RFC 5044 §7.1.2 rule 4: the Responder may send from now on. */
 		c->can_send = true;
 		if (c->params.p2p)
 			return rx_check_rtr(c, u, len);
 	}
-	op = u[1] & 0x0f;
-	if (u[0] & DDP_CTRL_T) {
-		if (len < DDP_TAGGED_HDR_LEN)
-			return conn_fail(c, IW_EINVAL, "tagged DDP segment of %zu octets (< 14)",
-					 len);
+	/* versions are checked: the decoder can only find the segment too short */
+	hlen = ddp_hdr_decode(u, len, &h);
+	if (hlen < 0)
+		return conn_fail(c, IW_EINVAL, "%s DDP segment of %zu octets (< %zu)",
+				 u[0] & DDP_CTRL_T ? "tagged" : "untagged", len,
+				 ddp_hdr_len(u[0] & DDP_CTRL_T));
+	op = rdmap_ctrl_opcode(h.rsvdulp);
+	if (h.tagged) {
 		if (op == RDMAP_OP_READ_RESP)
-			return rx_read_response(c, u, len);
+			return rx_read_response(c, &h, len);
 		return conn_fail(c, IW_EINVAL, "unexpected tagged RDMAP opcode %u", op);
 	}
 	if (op != RDMAP_OP_SEND)
 		return conn_fail(c, IW_EINVAL, "unexpected untagged RDMAP opcode %u", op);
-	return rx_send_segment(c, u, len);
+	return rx_send_segment(c, &h, u + hlen, len - (size_t)hlen);
 }
 
 static const struct mpa_rx_ops rx_ops = {
@@ -1140,10 +1153,14 @@ static int start_full_operation(struct conn *c, const uint8_t *left, size_t nlef
 						 mpa_strerror((int)n));
 			if (p->rtr == MPA_RTR_SEND)
 				c->tx_msn++; /* the RTR is Send MSN 1 */
-			if (p->rtr == MPA_RTR_READ && n >= DDP_UNTAGGED_HDR_LEN + 12) {
+			if (p->rtr == MPA_RTR_READ &&
+			    n >= DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN) {
+				struct rdmap_read_req req;
+
+				rdmap_read_req_decode(rtr + DDP_UNTAGGED_HDR_LEN, &req);
 				c->read_outstanding = true;
-				c->read_sink_stag = iw_get_be32(rtr + DDP_UNTAGGED_HDR_LEN);
-				c->read_sink_to = iw_get_be64(rtr + DDP_UNTAGGED_HDR_LEN + 4);
+				c->read_sink_stag = req.sink_stag;
+				c->read_sink_to = req.sink_to;
 			}
 			queue_raw(c, rtr_form_name(p->rtr), rtr, (size_t)n);
 		}
