@@ -80,7 +80,9 @@
 #include <iwarp/iwv.h>
 
 #include "iw_bytes.h"
-#include "iw_toolopt.h"
+#include "iwt_err.h"
+#include "iwt_num.h"
+#include "iwt_opt.h"
 
 #define PROG		    "iwperf"
 #define IWPERF_DEFAULT_PORT 7175
@@ -478,7 +480,7 @@ struct opts {
 	bool verify;
 	int verbose;
 	bool quiet;
-	struct iw_toolopt iw;
+	struct iwt_opt iw;
 };
 
 /* Connection parameters both transports derive from the options. */
@@ -1750,7 +1752,7 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 
 	if (iwcm_create_id(c->ch, &q->id, q, IWCM_PS_TCP))
 		return fail("iwcm_create_id: %s", strerror(errno));
-	if (iw_toolopt_apply(&o->iw, q->id))
+	if (iwt_opt_apply(&o->iw, q->id))
 		return fail("iwcm_set_options: %s", strerror(errno));
 	if (iwcm_resolve_addr(q->id, NULL, (struct sockaddr *)&c->dst, 2000))
 		return fail("iwcm_resolve_addr: %s", strerror(errno));
@@ -1823,7 +1825,7 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = hb;
 	cp.private_data_len = sizeof(hb);
-	iw_toolopt_conn_param(&o->iw, &cp);
+	iwt_opt_conn_param(&o->iw, &cp);
 	if (iwcm_connect(q->id, &cp))
 		return fail("iwcm_connect: %s", strerror(errno));
 	q->state = Q_CONNECTING;
@@ -2167,9 +2169,9 @@ static int iwarp_client(const struct opts *o)
 	plan_make(o, o->depth, &c.pl);
 	if (resolve(o->host, o->port, false, &c.dst, &sl))
 		return -1;
-	c.ctx = iw_toolopt_open(&o->iw, PROG);
+	c.ctx = iwt_opt_open(&o->iw, PROG);
 	if (!c.ctx)
-		return fail_said(); /* iw_toolopt_open() printed why */
+		return fail_said(); /* iwt_opt_open() printed why */
 	c.pd = iwv_alloc_pd(c.ctx);
 	c.ch = iwcm_create_event_channel_ctx(c.ctx);
 	c.q = calloc(o->qps, sizeof(*c.q));
@@ -2213,7 +2215,7 @@ static int iwarp_client(const struct opts *o)
 	if (!o->json && !o->quiet) {
 		char how[200], d[128];
 
-		iw_toolopt_describe(&o->iw, d, sizeof(d));
+		iwt_opt_describe(&o->iw, d, sizeof(d));
 		snprintf(how, sizeof(how), "iWARP %s; negotiated CRC %s, markers %s; engine %s", d,
 			 ri.crc ? "on" : "off", ri.markers, ri.engine);
 		c.pl.depth = ri.depth;
@@ -2515,7 +2517,7 @@ static void is_connect_request(struct isrv *sv, struct iwcm_event *ev, bool *des
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = wb;
 	cp.private_data_len = sizeof(wb);
-	iw_toolopt_conn_param(&o->iw, &cp);
+	iwt_opt_conn_param(&o->iw, &cp);
 	s->next = sv->list;
 	sv->list = s;
 	if (iwcm_accept(ev->id, &cp)) {
@@ -2797,9 +2799,9 @@ static int iwarp_server(const struct opts *o)
 	sv.o = o;
 	if (resolve(o->bind_addr, o->port, true, &ss, &sl))
 		return -1;
-	sv.ctx = iw_toolopt_open(&o->iw, PROG);
+	sv.ctx = iwt_opt_open(&o->iw, PROG);
 	if (!sv.ctx)
-		return fail_said(); /* iw_toolopt_open() printed why */
+		return fail_said(); /* iwt_opt_open() printed why */
 	sv.pd = iwv_alloc_pd(sv.ctx);
 	sv.ch = iwcm_create_event_channel_ctx(sv.ctx);
 	if (!sv.pd || !sv.ch) {
@@ -2811,7 +2813,7 @@ static int iwarp_server(const struct opts *o)
 		fail("fcntl: %s", strerror(errno));
 		goto out;
 	}
-	if (iwcm_create_id(sv.ch, &sv.lid, NULL, IWCM_PS_TCP) || iw_toolopt_apply(&o->iw, sv.lid)) {
+	if (iwcm_create_id(sv.ch, &sv.lid, NULL, IWCM_PS_TCP) || iwt_opt_apply(&o->iw, sv.lid)) {
 		fail("cannot create the listening id: %s", strerror(errno));
 		goto out;
 	}
@@ -2822,7 +2824,7 @@ static int iwarp_server(const struct opts *o)
 	if (!o->quiet) {
 		char d[128], where[128];
 
-		iw_toolopt_describe(&o->iw, d, sizeof(d));
+		iwt_opt_describe(&o->iw, d, sizeof(d));
 		addr_str(iwcm_get_local_addr(sv.lid), where, sizeof(where));
 		printf("%s: listening on %s (iWARP %s; engine %s)\n", PROG, where, d,
 		       iwv_context_engine_name(sv.ctx));
@@ -2930,7 +2932,7 @@ static void usage(FILE *f)
 	      "  -h, --help             show this help and exit\n"
 	      "\n",
 	      f);
-	iw_toolopt_help(f);
+	iwt_opt_help(f);
 	fputs("\n"
 	      "Examples:\n"
 	      "  iwperf -s &  iwperf -c 127.0.0.1 --op write --size 64K --seconds 3\n"
@@ -2977,12 +2979,12 @@ static const struct option long_opts[] = {
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
-	IW_TOOLOPT_LONG,
+	IWT_OPT_LONG,
 	{NULL, 0, NULL, 0},
 };
 
-#define bad_arg(...)   iw_toolopt_bad_arg(PROG, __VA_ARGS__)
-#define parse_u64(...) iw_toolopt_parse_u64(PROG, __VA_ARGS__)
+#define bad_arg(...)   iwt_bad_arg(PROG, __VA_ARGS__)
+#define parse_u64(...) iwt_num_u64(PROG, __VA_ARGS__)
 
 /* 0, or the exit status of a bad command line (or of --help). */
 static int parse_args(int argc, char **argv, struct opts *o, bool *help)
@@ -2998,11 +3000,11 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *help)
 	o->op = OP_WRITE;
 	o->qps = 1;
 	o->depth = 32;
-	iw_toolopt_init(&o->iw);
+	iwt_opt_init(&o->iw);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":sc:a:p:n:t:vqh", long_opts, NULL)) != -1) {
-		if (c >= IW_TOOLOPT_BASE && c < IW_TOOLOPT_END) {
-			if (iw_toolopt_parse(&o->iw, PROG, c, optarg))
+		if (c >= IWT_OPT_BASE && c < IWT_OPT_END) {
+			if (iwt_opt_parse(&o->iw, PROG, c, optarg))
 				return IWPERF_EXIT_USAGE;
 			continue;
 		}

@@ -72,7 +72,7 @@
 #include <iwarp/iwv.h>
 
 #include "iw_bytes.h"
-#include "iw_toolopt.h"
+#include "iwt_opt.h"
 
 #define IWPING_EXIT_OK	  0
 #define IWPING_EXIT_FAIL  1
@@ -149,7 +149,7 @@ struct iwping_opts {
 	int validate;
 	int debug;
 	bool self_qp; /* -q */
-	struct iw_toolopt tool;
+	struct iwt_opt tool;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -848,7 +848,7 @@ static void conn_param_init(const struct iwping_opts *o, struct iwcm_conn_param 
 			    uint8_t ord)
 {
 	memset(cp, 0, sizeof(*cp));
-	iw_toolopt_conn_param(&o->tool, cp);
+	iwt_opt_conn_param(&o->tool, cp);
 	if (!o->tool.ird)
 		cp->responder_resources = ird;
 	if (!o->tool.ord)
@@ -1276,7 +1276,7 @@ static int start_server(struct iwping *app)
 		errmsg("create id: %s", strerror(errno));
 		return -1;
 	}
-	if (iw_toolopt_apply(&o->tool, app->listen_id)) {
+	if (iwt_opt_apply(&o->tool, app->listen_id)) {
 		errmsg("iWARP options: %s", strerror(errno));
 		return -1;
 	}
@@ -1309,7 +1309,7 @@ static int start_client(struct iwping *app)
 		c->state = ST_DEAD;
 		return -1;
 	}
-	if (iw_toolopt_apply(&o->tool, c->id)) {
+	if (iwt_opt_apply(&o->tool, c->id)) {
 		errmsg("iWARP options: %s", strerror(errno));
 		c->state = ST_DEAD;
 		return -1;
@@ -1348,10 +1348,10 @@ static int run(struct iwping_opts *o)
 	sigdelset(&app.wait_mask, SIGINT);
 	sigdelset(&app.wait_mask, SIGTERM);
 
-	app.ctx = iw_toolopt_open(&o->tool, prog);
+	app.ctx = iwt_opt_open(&o->tool, prog);
 	if (!app.ctx)
 		return IWPING_EXIT_FAIL;
-	iw_toolopt_describe(&o->tool, desc, sizeof(desc));
+	iwt_opt_describe(&o->tool, desc, sizeof(desc));
 	dbg("%s, engine %s", desc, iwv_context_engine_name(app.ctx));
 	app.pd = iwv_alloc_pd(app.ctx);
 	if (!app.pd) {
@@ -1440,7 +1440,7 @@ static void usage(FILE *f)
 	      "  -h, --help     show this help and exit\n"
 	      "\n",
 	      f);
-	iw_toolopt_help(f);
+	iwt_opt_help(f);
 	fputs("\n"
 	      "iwping asks for IRD 1 and ORD 1 unless --ird/--ord say otherwise, as rping\n"
 	      "does; as server it advertises an IRD that covers the client's ORD and ORD 1.\n"
@@ -1527,7 +1527,7 @@ static int parse_args(int argc, char **argv, struct iwping_opts *o)
 {
 	static const struct option longopts[] = {
 		{"help", no_argument, NULL, 'h'},
-		IW_TOOLOPT_LONG,
+		IWT_OPT_LONG,
 		{NULL, 0, NULL, 0},
 	};
 	long v;
@@ -1537,11 +1537,11 @@ static int parse_args(int argc, char **argv, struct iwping_opts *o)
 	o->server = -1;
 	o->port = IWPING_DEFAULT_PORT;
 	o->size = IWPING_DEFAULT_SIZE;
-	iw_toolopt_init(&o->tool);
+	iwt_opt_init(&o->tool);
 
 	while ((c = getopt_long(argc, argv, "a:I:Pp:C:S:scvVdqh", longopts, NULL)) != -1) {
-		if (c >= IW_TOOLOPT_BASE && c < IW_TOOLOPT_END) {
-			if (iw_toolopt_parse(&o->tool, prog, c, optarg)) {
+		if (c >= IWT_OPT_BASE && c < IWT_OPT_END) {
+			if (iwt_opt_parse(&o->tool, prog, c, optarg)) {
 				fprintf(stderr, "Try '%s --help'.\n", prog);
 				return -1;
 			}

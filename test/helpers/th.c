@@ -140,6 +140,15 @@ socklen_t th_loopback(int family, uint16_t port, struct sockaddr_storage *ss)
 	return sizeof(*s4);
 }
 
+void th_add_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n)
+{
+	TCase *tc = tcase_create(name);
+
+	for (size_t i = 0; i < n; i++)
+		tcase_add_test(tc, tests[i]);
+	suite_add_tcase(s, tc);
+}
+
 int th_run_suite(Suite *s)
 {
 	SRunner *sr = srunner_create(s);

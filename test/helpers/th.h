@@ -44,6 +44,15 @@ uint64_t th_now_ms(void);
  */
 socklen_t th_loopback(int family, uint16_t port, struct sockaddr_storage *ss);
 
+/* Add a test case `name` holding tests[0..n) to s. */
+void th_add_tcase(Suite *s, const char *name, const TTest *const *tests, size_t n);
+/* th_add_tcase with the tests listed: TH_ADD_TCASE(s, "name", test_a, test_b, ...). */
+#define TH_ADD_TCASE(s, name, ...)                                                                 \
+	do {                                                                                       \
+		const TTest *th_tests_[] = {__VA_ARGS__};                                          \
+		th_add_tcase(s, name, th_tests_, sizeof(th_tests_) / sizeof(th_tests_[0]));        \
+	} while (0)
+
 /* Run one Check suite; returns the process exit status (0 = all passed). */
 int th_run_suite(Suite *s);
 

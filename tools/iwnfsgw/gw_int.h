@@ -29,7 +29,7 @@
 
 #include <iwarp/rpcrdma.h>
 
-#include "iw_toolopt.h"
+#include "iwt_opt.h"
 
 /* glibc's sys/queue.h lacks the _SAFE iterator of the BSDs */
 #ifndef TAILQ_FOREACH_SAFE
@@ -60,7 +60,7 @@ struct gw_opts {
 	enum gw_mode mode;
 	struct gw_addr listen;
 	struct gw_addr peer; /* server: --backend; client: --remote */
-	struct iw_toolopt iw;
+	struct iwt_opt iw;
 	uint16_t credits;      /* --credits */
 	uint16_t bc_credits;   /* --backchannel */
 	bool bc_set;	       /* --backchannel given */

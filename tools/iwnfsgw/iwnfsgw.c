@@ -57,6 +57,8 @@
 
 #include "gw_int.h"
 #include "iw_log.h"
+#include "iwt_err.h"
+#include "iwt_num.h"
 
 #ifndef IWARP_VERSION
 #define IWARP_VERSION "0.1.0"
@@ -398,7 +400,7 @@ static void usage(FILE *f)
 	      "  -V, --version            show the version and exit\n"
 	      "\n",
 	      f);
-	iw_toolopt_help(f);
+	iwt_opt_help(f);
 	fputs("  (--ird/--ord: the transport sizes RDMA Read queues itself; accepted\n"
 	      "  and ignored.)\n"
 	      "\n"
@@ -449,12 +451,12 @@ static const struct option long_opts[] = {
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
-	IW_TOOLOPT_LONG,
+	IWT_OPT_LONG,
 	{NULL, 0, NULL, 0},
 };
 
-#define bad_arg(...)   iw_toolopt_bad_arg(GW_PROG, __VA_ARGS__)
-#define parse_u64(...) iw_toolopt_parse_u64(GW_PROG, __VA_ARGS__)
+#define bad_arg(...)   iwt_bad_arg(GW_PROG, __VA_ARGS__)
+#define parse_u64(...) iwt_num_u64(GW_PROG, __VA_ARGS__)
 
 /* ADDR[:PORT], [V6]:PORT, :PORT or PORT, resolved (numeric port). */
 static int parse_addr(const char *opt, const char *s, const char *def_host, unsigned def_port,
@@ -527,11 +529,11 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	o->backend_retries = 5;
 	o->retry_ms = 500;
 	o->poll_ms = 0;
-	iw_toolopt_init(&o->iw);
+	iwt_opt_init(&o->iw);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":l:b:r:vhV", long_opts, NULL)) != -1) {
-		if (c >= IW_TOOLOPT_BASE && c < IW_TOOLOPT_END) {
-			if (iw_toolopt_parse(&o->iw, GW_PROG, c, optarg))
+		if (c >= IWT_OPT_BASE && c < IWT_OPT_END) {
+			if (iwt_opt_parse(&o->iw, GW_PROG, c, optarg))
 				return EXIT_USAGE;
 			continue;
 		}
@@ -740,7 +742,7 @@ int main(int argc, char **argv)
 			event_add(gw.ev_stats, &tv);
 	}
 
-	iw_toolopt_describe(&gw.o.iw, desc, sizeof(desc));
+	iwt_opt_describe(&gw.o.iw, desc, sizeof(desc));
 	if (gw.o.mode == GW_SERVER) {
 		gw_log(&gw,
 		       "server: iWARP on %s -> NFS backend %s (credits %u, inline %u, rprc %s, "
