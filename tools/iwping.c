@@ -72,22 +72,17 @@
 #include <iwarp/iwv.h>
 
 #include "iw_bytes.h"
+#include "iwt_addr.h"
+#include "iwt_clock.h"
+#include "iwt_err.h"
+#include "iwt_num.h"
 #include "iwt_opt.h"
-
-#define IWPING_EXIT_OK	  0
-#define IWPING_EXIT_FAIL  1
-#define IWPING_EXIT_USAGE 2
+#include "iwt_pattern.h"
 
 /* rping's numbers (librdmacm/examples/rping.c). */
 #define IWPING_DEFAULT_PORT 7174
 #define IWPING_DEFAULT_SIZE 64
-#define IWPING_MSG_FMT	    "rdma-ping-%d: "
-/* rping's minimum is sizeof("2147483647") + sizeof(IWPING_MSG_FMT): the
- * longest header plus the NUL, with its slack. */
-#define IWPING_MIN_SIZE	    26
-#define IWPING_MAX_SIZE	    65535 /* rping: RPING_BUFSIZE - 1 */
-#define IWPING_FIRST_LETTER 65	  /* 'A' */
-#define IWPING_LAST_LETTER  122	  /* 'z' */
+#define IWPING_MAX_SIZE	    65535 /* rping: RPING_BUFSIZE - 1; the minimum: IWT_RPING_MIN_SIZE */
 #define IWPING_SQ_DEPTH	    16
 #define IWPING_RQ_DEPTH	    2
 #define IWPING_CQ_DEPTH	    (IWPING_SQ_DEPTH * 2)
@@ -225,7 +220,7 @@ struct conn {
 
 	uint64_t deadline_ms; /* monotonic; 0 = none */
 	const char *deadline_why;
-	char name[INET6_ADDRSTRLEN + 16]; /* the peer, for messages */
+	char name[IWT_ADDR_STRLEN + 8]; /* the peer, for messages */
 };
 
 struct iwping {
@@ -253,16 +248,7 @@ static volatile sig_atomic_t g_signal;
 /* ---------------------------------------------------------------------- */
 
 /* One line on stderr: "iwping: ..." */
-__attribute__((format(printf, 1, 2))) static void errmsg(const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s: %s\n", prog, line);
-}
+#define errmsg(...) iwt_msg(prog, __VA_ARGS__)
 
 /* -d output goes to stdout, as rping's DEBUG_LOG does */
 __attribute__((format(printf, 1, 2))) static void dbg(const char *fmt, ...)
@@ -277,39 +263,12 @@ __attribute__((format(printf, 1, 2))) static void dbg(const char *fmt, ...)
 	putchar('\n');
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
+/* A peer in messages: "ADDR port N", as rping words it. */
 static void format_addr(const struct sockaddr *sa, char *buf, size_t len)
 {
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
+	char host[IWT_ADDR_STRLEN];
 
-	if (sa && sa->sa_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
-
-		inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
-		port = ntohs(sin->sin_port);
-	} else if (sa && sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
-
-		inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
-		port = ntohs(sin6->sin6_port);
-	}
-	snprintf(buf, len, "%s port %u", host, port);
-}
-
-static void set_port(struct sockaddr_storage *ss, uint16_t port)
-{
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+	snprintf(buf, len, "%s port %u", iwt_addr_host(sa, host, sizeof(host)), iwt_addr_port(sa));
 }
 
 /* The first cause of a QP's failure (an iw_err), 0 while it is healthy. */
@@ -340,7 +299,7 @@ static const char *qp_cause(struct conn *c, char *buf, size_t len)
 
 static void conn_set_deadline(struct conn *c, uint64_t ms, const char *why)
 {
-	c->deadline_ms = now_ms() + ms;
+	c->deadline_ms = iwt_now_ms() + ms;
 	c->deadline_why = why;
 }
 
@@ -466,19 +425,7 @@ static int post_rdma(struct conn *c, enum iwv_wr_opcode op, uint32_t len)
 /* rping's buffer: header, then letters rotating from c->start, NUL last. */
 static void cli_fill(struct conn *c)
 {
-	uint32_t size = c->app->o->size;
-	unsigned char letter = c->start;
-	int n = snprintf(c->start_buf, size, IWPING_MSG_FMT, c->ping);
-	uint32_t i = n < 0 ? 0 : (uint32_t)n;
-
-	for (; i < size; i++) {
-		c->start_buf[i] = (char)letter;
-		if (++letter > IWPING_LAST_LETTER)
-			letter = IWPING_FIRST_LETTER;
-	}
-	c->start_buf[size - 1] = '\0';
-	if (++c->start > IWPING_LAST_LETTER)
-		c->start = IWPING_FIRST_LETTER;
+	iwt_rping_fill(c->start_buf, c->app->o->size, c->ping, &c->start);
 }
 
 static void cli_advertise(struct conn *c, int slot, const char *buf, const struct iwv_mr *mr)
@@ -752,7 +699,7 @@ static struct conn *conn_new(struct iwping *app)
 		return NULL;
 	}
 	c->app = app;
-	c->start = IWPING_FIRST_LETTER;
+	c->start = IWT_RPING_FIRST_LETTER;
 	c->next = app->conns;
 	app->conns = c;
 	app->nconns++;
@@ -915,7 +862,7 @@ static void reap(struct iwping *app)
 		if (app->o->server && app->o->persistent)
 			continue;
 		if (c_failed)
-			app->status = IWPING_EXIT_FAIL;
+			app->status = IWT_EXIT_FAIL;
 		app->finished = true;
 	}
 	if (app->stopping && !app->nconns)
@@ -1080,7 +1027,7 @@ static void dispatch_cm_event(struct iwping *app, const struct iwcm_event *ev)
 		if (ev->event == IWCM_EVENT_DEVICE_REMOVAL || ev->status) {
 			errmsg("listener: cma event %s, error %d", iwcm_event_str(ev->event),
 			       ev->status);
-			app->status = IWPING_EXIT_FAIL;
+			app->status = IWT_EXIT_FAIL;
 			app->finished = true;
 		}
 		return;
@@ -1164,7 +1111,7 @@ static void handle_signal(struct iwping *app)
 	g_signal = 0;
 	if (app->stopping) {
 		errmsg("interrupted");
-		app->status = IWPING_EXIT_FAIL;
+		app->status = IWT_EXIT_FAIL;
 		app->finished = true;
 		return;
 	}
@@ -1186,7 +1133,7 @@ static void handle_signal(struct iwping *app)
 
 static void check_deadlines(struct iwping *app, int *timeout_ms)
 {
-	uint64_t now = now_ms();
+	uint64_t now = iwt_now_ms();
 	struct conn *c;
 
 	*timeout_ms = -1;
@@ -1235,10 +1182,10 @@ static int run_loop(struct iwping *app)
 		/* completions first: a DISCONNECTED must not overtake the last
 		 * completions of the connection it ends */
 		if (drain_comp_channel(app))
-			return IWPING_EXIT_FAIL;
+			return IWT_EXIT_FAIL;
 		service_cqs(app);
 		if (drain_cm_channel(app))
-			return IWPING_EXIT_FAIL;
+			return IWT_EXIT_FAIL;
 		service_cqs(app);
 		check_deadlines(app, &timeout_ms);
 		reap(app);
@@ -1254,7 +1201,7 @@ static int run_loop(struct iwping *app)
 		}
 		if (ppoll(pfd, 2, tsp, &app->wait_mask) < 0 && errno != EINTR) {
 			errmsg("poll: %s", strerror(errno));
-			return IWPING_EXIT_FAIL;
+			return IWT_EXIT_FAIL;
 		}
 	}
 	return app->status;
@@ -1270,7 +1217,7 @@ static int set_nonblock(int fd)
 static int start_server(struct iwping *app)
 {
 	struct iwping_opts *o = app->o;
-	char name[INET6_ADDRSTRLEN + 16];
+	char name[IWT_ADDR_STRLEN + 8];
 
 	if (iwcm_create_id(app->cm_ch, &app->listen_id, NULL, IWCM_PS_TCP)) {
 		errmsg("create id: %s", strerror(errno));
@@ -1280,7 +1227,7 @@ static int start_server(struct iwping *app)
 		errmsg("iWARP options: %s", strerror(errno));
 		return -1;
 	}
-	set_port(&o->addr, o->port);
+	iwt_addr_set_port(&o->addr, o->port);
 	format_addr((struct sockaddr *)&o->addr, name, sizeof(name));
 	if (iwcm_bind_addr(app->listen_id, (struct sockaddr *)&o->addr)) {
 		errmsg("bind to %s: %s", name, strerror(errno));
@@ -1302,7 +1249,7 @@ static int start_client(struct iwping *app)
 
 	if (!c)
 		return -1;
-	set_port(&o->addr, o->port);
+	iwt_addr_set_port(&o->addr, o->port);
 	format_addr((struct sockaddr *)&o->addr, c->name, sizeof(c->name));
 	if (iwcm_create_id(app->cm_ch, &c->id, c, IWCM_PS_TCP)) {
 		errmsg("create id: %s", strerror(errno));
@@ -1326,11 +1273,11 @@ static int start_client(struct iwping *app)
 
 static int run(struct iwping_opts *o)
 {
-	struct iwping app = {.o = o, .status = IWPING_EXIT_OK};
+	struct iwping app = {.o = o, .status = IWT_EXIT_OK};
 	struct sigaction sa;
 	sigset_t block;
 	char desc[128];
-	int status = IWPING_EXIT_FAIL;
+	int status = IWT_EXIT_FAIL;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal; /* no SA_RESTART: ppoll must return */
@@ -1350,7 +1297,7 @@ static int run(struct iwping_opts *o)
 
 	app.ctx = iwt_opt_open(&o->tool, prog);
 	if (!app.ctx)
-		return IWPING_EXIT_FAIL;
+		return IWT_EXIT_FAIL;
 	iwt_opt_describe(&o->tool, desc, sizeof(desc));
 	dbg("%s, engine %s", desc, iwv_context_engine_name(app.ctx));
 	app.pd = iwv_alloc_pd(app.ctx);
@@ -1370,7 +1317,7 @@ static int run(struct iwping_opts *o)
 		goto out;
 	}
 	if (o->server ? start_server(&app) : start_client(&app)) {
-		app.status = IWPING_EXIT_FAIL;
+		app.status = IWT_EXIT_FAIL;
 		reap(&app);
 		goto out;
 	}
@@ -1438,7 +1385,7 @@ static void usage(FILE *f)
 	      "                 connection manager (rping's self-created QP); the same\n"
 	      "                 traffic\n"
 	      "  -h, --help     show this help and exit\n"
-	      "\n",
+	      "\n" IWT_NUM_HELP "\n",
 	      f);
 	iwt_opt_help(f);
 	fputs("\n"
@@ -1473,53 +1420,25 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* Usage errors: message, hint, status 2. */
-__attribute__((format(printf, 1, 2))) static int usage_err(const char *fmt, ...)
+#define usage_err(...) iwt_usage_err(prog, __VA_ARGS__)
+
+/* A decimal option value in [min, max] (iwt_num.h). */
+static int parse_num(const char *opt, const char *arg, uint64_t min, uint64_t max, uint64_t *out)
 {
-	char line[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s: %s\nTry '%s --help'.\n", prog, line, prog);
-	return -1;
-}
-
-static int parse_int(const char *opt, const char *arg, long min, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (!*arg || *end || errno || v < min || v > max)
-		return usage_err("invalid value '%s' for %s: an integer from %ld to %ld", arg, opt,
-				 min, max);
-	*out = v;
+	if (iwt_num_u64(prog, opt, arg, min, max, 0, out))
+		return iwt_try_help(prog), -1;
 	return 0;
 }
 
 /* An address (any family) or a host name; the first answer counts. */
 static int parse_addr(const char *opt, const char *arg, struct sockaddr_storage *ss)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res, *ai;
-	int ret = getaddrinfo(arg, NULL, &hints, &res);
+	int ret = iwt_addr_resolve(arg, 0, false, ss, NULL);
 
-	if (ret)
-		return usage_err("invalid address '%s' for %s: %s", arg, opt, gai_strerror(ret));
-	for (ai = res; ai; ai = ai->ai_next) {
-		if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) &&
-		    ai->ai_addrlen <= sizeof(*ss)) {
-			memset(ss, 0, sizeof(*ss));
-			memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-			break;
-		}
+	if (ret) {
+		iwt_bad_arg(prog, opt, arg, gai_strerror(ret));
+		return iwt_try_help(prog), -1;
 	}
-	freeaddrinfo(res);
-	if (!ai)
-		return usage_err("invalid address '%s' for %s: no IPv4 or IPv6 address", arg, opt);
 	return 0;
 }
 
@@ -1530,7 +1449,7 @@ static int parse_args(int argc, char **argv, struct iwping_opts *o)
 		IWT_OPT_LONG,
 		{NULL, 0, NULL, 0},
 	};
-	long v;
+	uint64_t v;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -1541,10 +1460,8 @@ static int parse_args(int argc, char **argv, struct iwping_opts *o)
 
 	while ((c = getopt_long(argc, argv, "a:I:Pp:C:S:scvVdqh", longopts, NULL)) != -1) {
 		if (c >= IWT_OPT_BASE && c < IWT_OPT_END) {
-			if (iwt_opt_parse(&o->tool, prog, c, optarg)) {
-				fprintf(stderr, "Try '%s --help'.\n", prog);
-				return -1;
-			}
+			if (iwt_opt_parse(&o->tool, prog, c, optarg))
+				return iwt_try_help(prog), -1;
 			continue;
 		}
 		switch (c) {
@@ -1564,17 +1481,17 @@ static int parse_args(int argc, char **argv, struct iwping_opts *o)
 			o->persistent = true;
 			break;
 		case 'p':
-			if (parse_int("-p", optarg, 0, 65535, &v))
+			if (parse_num("-p", optarg, 0, 65535, &v))
 				return -1;
 			o->port = (uint16_t)v;
 			break;
 		case 'C':
-			if (parse_int("-C", optarg, 0, INT_MAX, &v))
+			if (parse_num("-C", optarg, 0, INT_MAX, &v))
 				return -1;
 			o->count = (int)v;
 			break;
 		case 'S':
-			if (parse_int("-S", optarg, IWPING_MIN_SIZE, IWPING_MAX_SIZE, &v))
+			if (parse_num("-S", optarg, IWT_RPING_MIN_SIZE, IWPING_MAX_SIZE, &v))
 				return -1;
 			o->size = (uint32_t)v;
 			break;
@@ -1598,11 +1515,10 @@ static int parse_args(int argc, char **argv, struct iwping_opts *o)
 			break;
 		case 'h':
 			usage(stdout);
-			exit(IWPING_EXIT_OK);
+			exit(IWT_EXIT_OK);
 		default:
 			/* getopt has said what was wrong */
-			fprintf(stderr, "Try '%s --help'.\n", prog);
-			return -1;
+			return iwt_try_help(prog), -1;
 		}
 	}
 	if (optind < argc)
@@ -1640,7 +1556,7 @@ int main(int argc, char **argv)
 	struct iwping_opts o;
 
 	if (parse_args(argc, argv, &o))
-		return IWPING_EXIT_USAGE;
+		return IWT_EXIT_USAGE;
 	g_debug = o.debug;
 	/* ping lines (stdout) and events (stderr) stay in order in one log */
 	setvbuf(stdout, NULL, _IOLBF, 0);
