@@ -80,6 +80,8 @@
 #include <iwarp/iwv.h>
 
 #include "iw_bytes.h"
+#include "iwt_addr.h"
+#include "iwt_clock.h"
 #include "iwt_err.h"
 #include "iwt_num.h"
 #include "iwt_opt.h"
@@ -169,14 +171,6 @@ static int fail_said(void)
 {
 	fail_printed = true;
 	return -1;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static volatile sig_atomic_t stop_flag;
@@ -719,36 +713,11 @@ static void banner(const struct opts *o, const struct plan *pl, const char *how)
 static int resolve(const char *host, unsigned port, bool passive, struct sockaddr_storage *ss,
 		   socklen_t *len)
 {
-	struct addrinfo hints, *res;
-	char ps[8];
-	int rc;
+	int rc = iwt_addr_resolve(host, (uint16_t)port, passive, ss, len);
 
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = passive ? AI_PASSIVE : 0;
-	snprintf(ps, sizeof(ps), "%u", port);
-	rc = getaddrinfo(host, ps, &hints, &res);
 	if (rc)
 		return fail("cannot resolve '%s': %s", host ? host : "*", gai_strerror(rc));
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	*len = res->ai_addrlen;
-	freeaddrinfo(res);
 	return 0;
-}
-
-static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char h[80], s[16]; /* numeric: an IPv6 address with a scope id fits */
-	socklen_t sl = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						 : sizeof(struct sockaddr_in);
-
-	if (getnameinfo(sa, sl, h, sizeof(h), s, sizeof(s), NI_NUMERICHOST | NI_NUMERICSERV))
-		snprintf(buf, len, "?");
-	else if (sa->sa_family == AF_INET6)
-		snprintf(buf, len, "[%s]:%s", h, s);
-	else
-		snprintf(buf, len, "%s:%s", h, s);
 }
 
 /* Page-aligned, zeroed (so every page is touched before the clock starts). */
@@ -935,7 +904,7 @@ static int tc_finish_rx(const struct opts *o, struct tcli *c, uint64_t msgs)
 	c->res_off += (size_t)k;
 	if (c->res_off < CTRL_LEN)
 		return 0;
-	c->r.t_end = now_ns();
+	c->r.t_end = iwt_now_ns();
 	c->done = true;
 	if (ctrl_decode(c->resb, CTRL_LEN, &res) || res.type != CTRL_RESULT)
 		return fail("QP %d: malformed result from the server", c->idx);
@@ -1041,7 +1010,7 @@ static int tc_step_pingpong(const struct opts *o, struct tcli *c)
 		c->waiting = true;
 		c->tx_off = 0;
 		c->rx_off = 0;
-		c->t_ping = now_ns();
+		c->t_ping = iwt_now_ns();
 	}
 	if (c->tx_off < o->size && tx_rest(c->fd, ping, o->size, &c->tx_off))
 		return fail("QP %d: send: %s", c->idx, strerror(errno));
@@ -1053,7 +1022,7 @@ static int tc_step_pingpong(const struct opts *o, struct tcli *c)
 	c->rx_off += (size_t)k;
 	if (c->rx_off < o->size)
 		return 0;
-	if (lat_push(&c->lat, now_ns() - c->t_ping))
+	if (lat_push(&c->lat, iwt_now_ns() - c->t_ping))
 		return -1;
 	if (o->verify) {
 		int64_t bad = pat_check(echo, o->size, msg_key(c->seed, c->tx_msg));
@@ -1107,7 +1076,7 @@ static int tcp_client(const struct opts *o)
 		if (tc_setup(o, &pl, &cs[i], &ss, sl, test_id))
 			goto out;
 	banner(o, &pl, "TCP baseline");
-	t0 = now_ns();
+	t0 = iwt_now_ns();
 	if (o->seconds > 0)
 		deadline = t0 + (uint64_t)(o->seconds * 1e9);
 	for (unsigned i = 0; i < o->qps; i++) {
@@ -1115,7 +1084,7 @@ static int tcp_client(const struct opts *o)
 		cs[i].target = o->seconds > 0 ? UINT64_MAX : o->iters;
 	}
 	while (ndone < o->qps) {
-		if (deadline && !stopped && now_ns() >= deadline) {
+		if (deadline && !stopped && iwt_now_ns() >= deadline) {
 			stopped = true;
 			for (unsigned i = 0; i < o->qps; i++)
 				tc_stop(o, &cs[i]);
@@ -1453,7 +1422,7 @@ static int listen_tcp(const struct opts *o, int *fd_out)
 	}
 	sl = sizeof(ss);
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
-	addr_str((struct sockaddr *)&ss, where, sizeof(where));
+	iwt_addr_format((struct sockaddr *)&ss, where, sizeof(where));
 	if (!o->quiet) {
 		printf("%s: listening on %s (TCP baseline)\n", PROG, where);
 		fflush(stdout);
@@ -1480,7 +1449,7 @@ static void ts_accept(int lfd, struct tsrv **list)
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		s->fd = fd;
-		addr_str((struct sockaddr *)&ss, s->peer, sizeof(s->peer));
+		iwt_addr_format((struct sockaddr *)&ss, s->peer, sizeof(s->peer));
 		s->next = *list;
 		*list = s;
 	}
@@ -1505,7 +1474,7 @@ static int tcp_server(const struct opts *o)
 		}
 		for (struct tsrv *s = list; s; s = s->next)
 			setup |= s->state == TS_HELLO;
-		now = now_ns();
+		now = iwt_now_ns();
 		/* busy connections: look for new ones only every millisecond */
 		if (!list || setup || now - last_accept >= CM_CHECK_NS) {
 			ts_accept(lfd, &list);
@@ -1981,7 +1950,7 @@ static int ic_post_ping(struct icli *c, struct iqp *q)
 		wr.wr.rdma.remote_addr = q->w.addr;
 		wr.wr.rdma.rkey = q->w.rkey;
 	}
-	q->t_ping = now_ns();
+	q->t_ping = iwt_now_ns();
 	rc = iwv_post_send(q->qp, &wr, &bad);
 	if (rc == ENOMEM)
 		return 0; /* unsignalled ones still queued: after the next completion */
@@ -2029,7 +1998,7 @@ static int ic_wc(struct icli *c, struct iqp *q, const struct iwv_wc *wc)
 	if (kind == WK_DATA) {
 		if (o->pingpong) {
 			if (o->op == OP_READ)
-				return ic_pong(c, q, q->data, now_ns());
+				return ic_pong(c, q, q->data, iwt_now_ns());
 			return 0;
 		}
 		q->completed = val + 1;
@@ -2052,7 +2021,7 @@ static int ic_wc(struct icli *c, struct iqp *q, const struct iwv_wc *wc)
 		struct ctrl m;
 
 		if (o->op == OP_SEND && o->pingpong && wc->byte_len == o->size) {
-			if (ic_pong(c, q, p, now_ns()))
+			if (ic_pong(c, q, p, iwt_now_ns()))
 				return -1;
 		} else if (ctrl_decode(p, wc->byte_len, &m)) {
 			return fail("QP %d: unexpected %" PRIu32 "-octet message from the server",
@@ -2060,7 +2029,7 @@ static int ic_wc(struct icli *c, struct iqp *q, const struct iwv_wc *wc)
 		} else if (m.type == CTRL_CREDIT) {
 			q->credits += (uint32_t)m.count;
 		} else if (m.type == CTRL_RESULT) {
-			q->r.t_end = now_ns();
+			q->r.t_end = iwt_now_ns();
 			q->state = Q_DONE;
 			if (m.status == RES_VERIFY)
 				return fail("QP %d: the server found bad data in message %" PRIu64
@@ -2096,7 +2065,7 @@ static int ic_step(struct icli *c, struct iqp *q)
 	if (o->pingpong) {
 		if (q->waiting && o->op == OP_WRITE &&
 		    __atomic_load_n(&q->rx[o->size - 1], __ATOMIC_ACQUIRE) == pp_flag(q->iter)) {
-			if (ic_pong(c, q, q->rx, now_ns()))
+			if (ic_pong(c, q, q->rx, iwt_now_ns()))
 				return -1;
 		}
 		if (!q->waiting && q->iter < q->target)
@@ -2196,9 +2165,9 @@ static int iwarp_client(const struct opts *o)
 	 * transfer, so it stays out of the measurement.
 	 */
 	{
-		uint64_t until = now_ns() + (o->iw.cm.first_fpdu_delay_ms + 1) * 1000000ull;
+		uint64_t until = iwt_now_ns() + (o->iw.cm.first_fpdu_delay_ms + 1) * 1000000ull;
 
-		while (now_ns() < until)
+		while (iwt_now_ns() < until)
 			for (unsigned i = 0; i < o->qps; i++) {
 				struct iwv_wc wc[8];
 				int n = iwv_poll_cq(c.q[i].cq, 8, wc);
@@ -2222,7 +2191,7 @@ static int iwarp_client(const struct opts *o)
 		banner(o, &c.pl, how);
 	}
 
-	t0 = now_ns();
+	t0 = iwt_now_ns();
 	if (o->seconds > 0)
 		deadline = t0 + (uint64_t)(o->seconds * 1e9);
 	for (unsigned i = 0; i < o->qps; i++) {
@@ -2230,7 +2199,7 @@ static int iwarp_client(const struct opts *o)
 		c.q[i].target = o->seconds > 0 ? UINT64_MAX : o->iters;
 	}
 	while (ndone < o->qps) {
-		if (deadline && !stopped && now_ns() >= deadline) {
+		if (deadline && !stopped && iwt_now_ns() >= deadline) {
 			stopped = true;
 			for (unsigned i = 0; i < o->qps; i++)
 				ic_stop(&c.q[i], o->pingpong);
@@ -2379,7 +2348,7 @@ static struct isess *is_create(struct isrv *sv, struct iwcm_id *id, const struct
 		return NULL;
 	}
 	s->h = *h;
-	addr_str(iwcm_get_peer_addr(id), s->peer, sizeof(s->peer));
+	iwt_addr_format(iwcm_get_peer_addr(id), s->peer, sizeof(s->peer));
 	if (h->op != OP_SEND) {
 		s->nslots = pp ? 1 : slots_for(h->size, h->depth);
 		data_len = (size_t)s->nslots * h->size;
@@ -2500,7 +2469,7 @@ static void is_connect_request(struct isrv *sv, struct iwcm_event *ev, bool *des
 		w.status = 1;
 		snprintf(w.reason, sizeof(w.reason), "%s", why);
 		welcome_encode(&w, wb);
-		addr_str(iwcm_get_peer_addr(ev->id), peer, sizeof(peer));
+		iwt_addr_format(iwcm_get_peer_addr(ev->id), peer, sizeof(peer));
 		fprintf(stderr, "%s: %s: refused: %s\n", PROG, peer, why);
 		iwcm_reject(ev->id, wb, sizeof(wb));
 		*destroy_id = true;
@@ -2825,13 +2794,13 @@ static int iwarp_server(const struct opts *o)
 		char d[128], where[128];
 
 		iwt_opt_describe(&o->iw, d, sizeof(d));
-		addr_str(iwcm_get_local_addr(sv.lid), where, sizeof(where));
+		iwt_addr_format(iwcm_get_local_addr(sv.lid), where, sizeof(where));
 		printf("%s: listening on %s (iWARP %s; engine %s)\n", PROG, where, d,
 		       iwv_context_engine_name(sv.ctx));
 		fflush(stdout);
 	}
 	while (!stop_flag) {
-		uint64_t now = now_ns();
+		uint64_t now = iwt_now_ns();
 		bool setup = false;
 
 		for (struct isess *s = sv.list; s; s = s->next)
@@ -2930,7 +2899,7 @@ static void usage(FILE *f)
 	      "                         (server)\n"
 	      "  -q, --quiet            client: the result line only; server: errors only\n"
 	      "  -h, --help             show this help and exit\n"
-	      "\n",
+	      "\n" IWT_NUM_HELP "\n",
 	      f);
 	iwt_opt_help(f);
 	fputs("\n"
@@ -2991,7 +2960,6 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *help)
 {
 	bool client_only = false, size_set = false, iters_set = false;
 	uint64_t v;
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -3019,7 +2987,7 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *help)
 			o->bind_addr = optarg;
 			break;
 		case 'p':
-			if (parse_u64("--port", optarg, 0, 65535, false, &v))
+			if (parse_u64("--port", optarg, 0, 65535, 0, &v))
 				return IWPERF_EXIT_USAGE;
 			o->port = (unsigned)v;
 			break;
@@ -3037,36 +3005,32 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *help)
 			break;
 		case OPT_SIZE:
 			client_only = size_set = true;
-			if (parse_u64("--size", optarg, 1, SIZE_MAX_MSG, true, &v))
+			if (parse_u64("--size", optarg, 1, SIZE_MAX_MSG, IWT_NUM_SUFFIX, &v))
 				return IWPERF_EXIT_USAGE;
 			o->size = (uint32_t)v;
 			break;
 		case 'n':
 			client_only = iters_set = true;
-			if (parse_u64("--iters", optarg, 1, 1ull << 40, false, &o->iters))
+			if (parse_u64("--iters", optarg, 1, 1ull << 40, 0, &o->iters))
 				return IWPERF_EXIT_USAGE;
 			break;
 		case 't':
 			client_only = true;
-			errno = 0;
-			o->seconds = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(o->seconds >= 0.001) ||
-			    o->seconds > 86400)
-				return bad_arg("--seconds", optarg, "from 0.001 to 86400"),
-				       IWPERF_EXIT_USAGE;
+			if (iwt_num_seconds(PROG, "--seconds", optarg, 0.001, 86400, &o->seconds))
+				return IWPERF_EXIT_USAGE;
 			break;
 		case OPT_PINGPONG:
 			client_only = o->pingpong = true;
 			break;
 		case OPT_QPS:
 			client_only = true;
-			if (parse_u64("--qps", optarg, 1, QPS_MAX, false, &v))
+			if (parse_u64("--qps", optarg, 1, QPS_MAX, 0, &v))
 				return IWPERF_EXIT_USAGE;
 			o->qps = (unsigned)v;
 			break;
 		case OPT_DEPTH:
 			client_only = true;
-			if (parse_u64("--depth", optarg, 1, DEPTH_MAX, false, &v))
+			if (parse_u64("--depth", optarg, 1, DEPTH_MAX, 0, &v))
 				return IWPERF_EXIT_USAGE;
 			o->depth = (unsigned)v;
 			break;
