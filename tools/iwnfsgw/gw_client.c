@@ -76,7 +76,7 @@ struct cconn {
 	unsigned id;
 	struct bufferevent *bev; /* the local client; NULL once closed */
 	struct rpcrdma_conn *rc; /* NULL once CLOSED */
-	char peer[80];
+	char peer[IWT_ADDR_STRLEN];
 	bool rdma_up, ever_up, paused, closing;
 	bool in_read; /* inside on_local_read: no re-entry from a reply callback */
 	struct gw_rm_reader rm;
@@ -489,7 +489,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	cc->id = ++gw->next_id;
 	TAILQ_INIT(&cc->bc);
 	gw_rm_init(&cc->rm, gw->o.max_record);
-	gw_addr_str(sa, cc->peer, sizeof(cc->peer));
+	iwt_addr_format(sa, cc->peer, sizeof(cc->peer));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	cc->bev = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (!cc->bev) {

@@ -29,6 +29,7 @@
 
 #include <iwarp/rpcrdma.h>
 
+#include "iwt_addr.h"
 #include "iwt_opt.h"
 
 /* glibc's sys/queue.h lacks the _SAFE iterator of the BSDs */
@@ -53,7 +54,7 @@ enum gw_mode { GW_SERVER, GW_CLIENT };
 struct gw_addr {
 	struct sockaddr_storage ss;
 	socklen_t len;
-	char text[80]; /* as given back by gw_addr_str */
+	char text[IWT_ADDR_STRLEN]; /* as iwt_addr_format gives it */
 };
 
 struct gw_opts {
@@ -128,7 +129,6 @@ void gw_kick(struct gw *gw);
 void gw_conn_retire(struct gw *gw, const struct gw_conn_report *r);
 void gw_report_print(struct gw *gw, const struct gw_conn_report *r, const char *what);
 void gw_rdma_config(const struct gw *gw, struct rpcrdma_config *cfg);
-const char *gw_addr_str(const struct sockaddr *sa, char *buf, size_t len);
 
 /* gw_server.c / gw_client.c: 0 or -1 (message logged). */
 int gw_server_start(struct gw *gw);

@@ -82,7 +82,7 @@ struct sconn {
 	struct gw *gw;
 	unsigned id;
 	struct rpcrdma_conn *rc; /* NULL once CLOSED */
-	char peer[80];
+	char peer[IWT_ADDR_STRLEN];
 	bool up, gone;
 	enum bstate bstate;
 	struct bufferevent *bev;
@@ -522,7 +522,7 @@ static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event 
 		}
 		s->up = true;
 		if (!rpcrdma_conn_info(rc, &info)) {
-			gw_addr_str((struct sockaddr *)&info.peer, s->peer, sizeof(s->peer));
+			iwt_addr_format((struct sockaddr *)&info.peer, s->peer, sizeof(s->peer));
 			gw_log(gw,
 			       "conn %u: %s connected (credits %u, bc %u, inline send %u recv %u, "
 			       "%s, send-inv %s, rprc %s)",

@@ -64,8 +64,6 @@
 #define IWARP_VERSION "0.1.0"
 #endif
 
-enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
-
 /* ---------------------------------------------------------------------- */
 /* Logging                                                                 */
 /* ---------------------------------------------------------------------- */
@@ -113,29 +111,6 @@ static void rdma_log(void *arg, const char *line)
 	struct gw *gw = arg;
 
 	gw_log(gw, "rpcrdma: %s", line);
-}
-
-const char *gw_addr_str(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)(const void *)sa;
-
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		port = ntohs(in->sin_port);
-		snprintf(buf, len, "%s:%u", host, port);
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)(const void *)sa;
-
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		port = ntohs(in6->sin6_port);
-		snprintf(buf, len, "[%s]:%u", host, port);
-	} else {
-		snprintf(buf, len, "(family %d)", sa->sa_family);
-	}
-	return buf;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -398,7 +373,7 @@ static void usage(FILE *f)
 	      "  -v, --verbose            more detail (per call with -vv)\n"
 	      "  -h, --help               show this help and exit\n"
 	      "  -V, --version            show the version and exit\n"
-	      "\n",
+	      "\n" IWT_NUM_HELP "\n",
 	      f);
 	iwt_opt_help(f);
 	fputs("  (--ird/--ord: the transport sizes RDMA Read queues itself; accepted\n"
@@ -458,60 +433,24 @@ static const struct option long_opts[] = {
 #define bad_arg(...)   iwt_bad_arg(GW_PROG, __VA_ARGS__)
 #define parse_u64(...) iwt_num_u64(GW_PROG, __VA_ARGS__)
 
-/* ADDR[:PORT], [V6]:PORT, :PORT or PORT, resolved (numeric port). */
-static int parse_addr(const char *opt, const char *s, const char *def_host, unsigned def_port,
+/* ADDR[:PORT], [V6]:PORT, :PORT or PORT (iwt_addr_split), resolved. */
+static int parse_addr(const char *opt, const char *s, const char *def_host, uint16_t def_port,
 		      bool passive, struct gw_addr *a)
 {
-	char host[256], port[16];
-	const char *colon, *h = s;
-	size_t hl;
-	struct addrinfo hints, *res = NULL;
+	struct iwt_hostport hp;
+	const char *why, *host;
 	int rc;
 
-	snprintf(port, sizeof(port), "%u", def_port);
-	if (*s == '[') {
-		const char *close = strchr(s, ']');
-
-		if (!close)
-			return bad_arg(opt, s, "missing ']'");
-		h = s + 1;
-		hl = (size_t)(close - h);
-		if (close[1] == ':')
-			snprintf(port, sizeof(port), "%s", close + 2);
-		else if (close[1])
-			return bad_arg(opt, s, "expected ':' after ']'");
-	} else if ((colon = strrchr(s, ':')) && strchr(s, ':') == colon) {
-		hl = (size_t)(colon - s);
-		snprintf(port, sizeof(port), "%s", colon + 1);
-	} else if (!strchr(s, ':') && *s && strspn(s, "0123456789") == strlen(s)) {
-		hl = 0; /* a port alone */
-		snprintf(port, sizeof(port), "%s", s);
-	} else {
-		hl = strlen(s); /* a host alone, or a bare IPv6 address */
-	}
-	if (hl >= sizeof(host))
-		return bad_arg(opt, s, "host name too long");
-	if (hl)
-		memcpy(host, h, hl);
-	host[hl] = 0;
-	if (!hl)
-		snprintf(host, sizeof(host), "%s", def_host);
-	if (!*port || strspn(port, "0123456789") != strlen(port) || atoi(port) > 65535)
-		return bad_arg(opt, s, "bad port");
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
-	rc = getaddrinfo(host, port, &hints, &res);
-	if (rc || !res) {
+	if (iwt_addr_split(s, &hp, &why))
+		return bad_arg(opt, s, why);
+	host = hp.host[0] ? hp.host : def_host;
+	rc = iwt_addr_resolve(host, hp.has_port ? hp.port : def_port, passive, &a->ss, &a->len);
+	if (rc) {
 		fprintf(stderr, "%s: cannot resolve '%s' for %s: %s\n", GW_PROG, host, opt,
 			gai_strerror(rc));
 		return -1;
 	}
-	memcpy(&a->ss, res->ai_addr, res->ai_addrlen);
-	a->len = res->ai_addrlen;
-	freeaddrinfo(res);
-	gw_addr_str((struct sockaddr *)&a->ss, a->text, sizeof(a->text));
+	iwt_addr_format((struct sockaddr *)&a->ss, a->text, sizeof(a->text));
 	return 0;
 }
 
@@ -534,7 +473,7 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	while ((c = getopt_long(argc, argv, ":l:b:r:vhV", long_opts, NULL)) != -1) {
 		if (c >= IWT_OPT_BASE && c < IWT_OPT_END) {
 			if (iwt_opt_parse(&o->iw, GW_PROG, c, optarg))
-				return EXIT_USAGE;
+				return IWT_EXIT_USAGE;
 			continue;
 		}
 		switch (c) {
@@ -548,13 +487,13 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 			remote = optarg;
 			break;
 		case OPT_CREDITS:
-			if (parse_u64("--credits", optarg, 1, 1024, false, &v))
-				return EXIT_USAGE;
+			if (parse_u64("--credits", optarg, 1, 1024, 0, &v))
+				return IWT_EXIT_USAGE;
 			o->credits = (uint16_t)v;
 			break;
 		case OPT_INLINE:
-			if (parse_u64("--inline", optarg, 1024, 1 << 20, true, &v))
-				return EXIT_USAGE;
+			if (parse_u64("--inline", optarg, 1024, 1 << 20, IWT_NUM_SUFFIX, &v))
+				return IWT_EXIT_USAGE;
 			o->inline_size = (uint32_t)v;
 			break;
 		case OPT_RPRC:
@@ -564,43 +503,43 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 			o->no_send_inv = true;
 			break;
 		case OPT_BACKCHANNEL:
-			if (parse_u64("--backchannel", optarg, 0, 1024, false, &v))
-				return EXIT_USAGE;
+			if (parse_u64("--backchannel", optarg, 0, 1024, 0, &v))
+				return IWT_EXIT_USAGE;
 			o->bc_credits = (uint16_t)v;
 			o->bc_set = true;
 			break;
 		case OPT_MAX_RECORD:
 			if (parse_u64("--max-record", optarg, GW_MIN_MAX_RECORD, GW_MAX_MAX_RECORD,
-				      true, &v))
-				return EXIT_USAGE;
+				      IWT_NUM_SUFFIX, &v))
+				return IWT_EXIT_USAGE;
 			o->max_record = (uint32_t)v;
 			break;
 		case OPT_RETRIES:
-			if (parse_u64("--backend-retries", optarg, 0, 1000, false, &v))
-				return EXIT_USAGE;
+			if (parse_u64("--backend-retries", optarg, 0, 1000, 0, &v))
+				return IWT_EXIT_USAGE;
 			o->backend_retries = (int)v;
 			break;
 		case OPT_RETRY_MS:
-			if (parse_u64("--retry-ms", optarg, 1, 600000, false, &v))
-				return EXIT_USAGE;
+			if (parse_u64("--retry-ms", optarg, 1, 600000, 0, &v))
+				return IWT_EXIT_USAGE;
 			o->retry_ms = (uint32_t)v;
 			break;
 		case OPT_CALL_TIMEOUT:
-			if (parse_u64("--call-timeout", optarg, 0, 86400000, false, &v))
-				return EXIT_USAGE;
+			if (parse_u64("--call-timeout", optarg, 0, 86400000, 0, &v))
+				return IWT_EXIT_USAGE;
 			o->call_timeout = (uint32_t)v;
 			break;
 		case OPT_STATS:
 			o->stats = true;
 			if (optarg) {
-				if (parse_u64("--stats", optarg, 1, 86400, false, &v))
-					return EXIT_USAGE;
+				if (parse_u64("--stats", optarg, 1, 86400, 0, &v))
+					return IWT_EXIT_USAGE;
 				o->stats_secs = (int)v;
 			}
 			break;
 		case OPT_POLL_MS:
-			if (parse_u64("--poll-ms", optarg, 0, 60000, false, &v))
-				return EXIT_USAGE;
+			if (parse_u64("--poll-ms", optarg, 0, 60000, 0, &v))
+				return IWT_EXIT_USAGE;
 			o->poll_ms = (uint32_t)v;
 			break;
 		case 'v':
@@ -616,16 +555,16 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 		case ':':
 			fprintf(stderr, "%s: option '%s' needs a value\n", GW_PROG,
 				argv[optind - 1]);
-			return EXIT_USAGE;
+			return IWT_EXIT_USAGE;
 		default:
 			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", GW_PROG,
 				argv[optind - 1]);
-			return EXIT_USAGE;
+			return IWT_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "%s: missing mode: server or client (try --help)\n", GW_PROG);
-		return EXIT_USAGE;
+		return IWT_EXIT_USAGE;
 	}
 	if (!strcmp(argv[optind], "server")) {
 		o->mode = GW_SERVER;
@@ -633,38 +572,38 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 		o->mode = GW_CLIENT;
 	} else {
 		fprintf(stderr, "%s: unknown mode '%s': server or client\n", GW_PROG, argv[optind]);
-		return EXIT_USAGE;
+		return IWT_EXIT_USAGE;
 	}
 	if (optind + 1 < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", GW_PROG, argv[optind + 1]);
-		return EXIT_USAGE;
+		return IWT_EXIT_USAGE;
 	}
 	if (o->mode == GW_SERVER) {
 		if (remote) {
 			fprintf(stderr, "%s: --remote is for client mode (server: --backend)\n",
 				GW_PROG);
-			return EXIT_USAGE;
+			return IWT_EXIT_USAGE;
 		}
 		if (parse_addr("--listen", listen ? listen : "0.0.0.0", "0.0.0.0",
 			       GW_DEFAULT_RDMA_PORT, true, &o->listen) ||
 		    parse_addr("--backend", backend ? backend : "127.0.0.1", "127.0.0.1",
 			       GW_DEFAULT_NFS_PORT, false, &o->peer))
-			return EXIT_USAGE;
+			return IWT_EXIT_USAGE;
 	} else {
 		if (backend) {
 			fprintf(stderr, "%s: --backend is for server mode (client: --remote)\n",
 				GW_PROG);
-			return EXIT_USAGE;
+			return IWT_EXIT_USAGE;
 		}
 		if (!remote) {
 			fprintf(stderr, "%s: client mode needs --remote ADDR[:PORT]\n", GW_PROG);
-			return EXIT_USAGE;
+			return IWT_EXIT_USAGE;
 		}
 		if (parse_addr("--listen", listen ? listen : "127.0.0.1", "127.0.0.1",
 			       GW_DEFAULT_NFS_PORT, true, &o->listen) ||
 		    parse_addr("--remote", remote, "127.0.0.1", GW_DEFAULT_RDMA_PORT, false,
 			       &o->peer))
-			return EXIT_USAGE;
+			return IWT_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -711,7 +650,7 @@ int main(int argc, char **argv)
 	gw.base = event_base_new();
 	if (!gw.base) {
 		fprintf(stderr, "%s: cannot create the event loop\n", GW_PROG);
-		return EXIT_RUNTIME;
+		return IWT_EXIT_FAIL;
 	}
 	gw_rdma_config(&gw, &cfg);
 	gw.ctx = rpcrdma_ctx_create(&cfg);
@@ -719,7 +658,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot start the RPC-over-RDMA transport: %s\n", GW_PROG,
 			strerror(errno));
 		event_base_free(gw.base);
-		return EXIT_RUNTIME;
+		return IWT_EXIT_FAIL;
 	}
 	gw.ev_fd =
 		event_new(gw.base, rpcrdma_ctx_fd(gw.ctx), EV_READ | EV_PERSIST, on_ctx_event, &gw);
@@ -731,7 +670,7 @@ int main(int argc, char **argv)
 	    event_add(gw.ev_fd, NULL) || event_add(gw.ev_sig[0], NULL) ||
 	    event_add(gw.ev_sig[1], NULL)) {
 		fprintf(stderr, "%s: cannot set up the event loop\n", GW_PROG);
-		rc = EXIT_RUNTIME;
+		rc = IWT_EXIT_FAIL;
 		goto out;
 	}
 	if (gw.o.stats && gw.o.stats_secs) {
@@ -759,13 +698,13 @@ int main(int argc, char **argv)
 		rc = gw_client_start(&gw);
 	}
 	if (rc) {
-		rc = EXIT_RUNTIME;
+		rc = IWT_EXIT_FAIL;
 		goto out;
 	}
 	process_round(&gw);
 	if (event_base_dispatch(gw.base) < 0) {
 		gw_log(&gw, "event loop failed");
-		gw.exit_code = EXIT_RUNTIME;
+		gw.exit_code = IWT_EXIT_FAIL;
 	}
 	if (gw.o.stats)
 		print_stats(&gw, "exit");
