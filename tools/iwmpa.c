@@ -65,11 +65,14 @@
 
 #include "iw_bytes.h"
 #include "iw_log.h"
+#include "iwt_addr.h"
+#include "iwt_clock.h"
+#include "iwt_err.h"
+#include "iwt_num.h"
+#include "iwt_pattern.h"
+#include "iwt_rtr.h"
 
-#define IWMPA_DEFAULT_PORT    "5044"
-#define IWMPA_EXIT_OK	      0
-#define IWMPA_EXIT_FAIL	      1
-#define IWMPA_EXIT_USAGE      2
+#define IWMPA_DEFAULT_PORT    5044
 
 #define IWMPA_MSG_MAX	      (16u << 20) /* largest message we send or accept */
 #define IWMPA_COUNT_MAX	      1000000u
@@ -85,7 +88,7 @@ struct iwmpa_opts {
 	bool forever;
 	const char *addr; /* initiator: peer to connect to; responder: where to listen */
 	const char *listen_addr;
-	const char *port;
+	char port[8]; /* decimal, for getaddrinfo */
 	struct mpa_config cfg;
 	unsigned count;
 	size_t size;
@@ -264,42 +267,9 @@ static void hexdump_iov(const struct conn *c, const char *title, const struct io
 
 static void log_sink(void *ctx, enum iw_log_level level, const char *msg)
 {
-	static const char *const names[] = {"error", "warning", "info", "debug", "trace"};
-
 	(void)ctx;
 	fflush(stdout);
-	fprintf(stderr, "%s: libiwarp %s: %s\n", prog,
-		(unsigned)level < IW_ARRAY_SIZE(names) ? names[level] : "log", msg);
-}
-
-static const char *rtr_names(uint8_t rtr, char *buf, size_t cap)
-{
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (rtr & MPA_RTR_WRITE)
-		n += (size_t)snprintf(buf + n, cap - n, "%swrite", n ? "," : "");
-	if (rtr & MPA_RTR_READ && n < cap)
-		n += (size_t)snprintf(buf + n, cap - n, "%sread", n ? "," : "");
-	if (rtr & MPA_RTR_SEND && n < cap)
-		n += (size_t)snprintf(buf + n, cap - n, "%ssend", n ? "," : "");
-	if (n == 0)
-		snprintf(buf, cap, "none");
-	return buf;
-}
-
-static const char *rtr_form_name(uint8_t rtr)
-{
-	switch (rtr) {
-	case MPA_RTR_WRITE:
-		return "zero-length RDMA Write RTR";
-	case MPA_RTR_READ:
-		return "zero-length RDMA Read Request RTR";
-	case MPA_RTR_SEND:
-		return "zero-length Send RTR";
-	default:
-		return "no RTR";
-	}
+	fprintf(stderr, "%s: libiwarp %s: %s\n", prog, iwt_log_level_name(level), msg);
 }
 
 /* Private data for the log: quoted when printable, hex otherwise. */
@@ -327,7 +297,7 @@ static void pd_describe(const uint8_t *pd, size_t len, char *buf, size_t cap)
 
 static void frame_describe(const struct mpa_frame *f, char *buf, size_t cap)
 {
-	char rtr[32], pd[200];
+	char rtr[IWT_RTR_NAMES_LEN], pd[200];
 	size_t n;
 
 	n = (size_t)snprintf(buf, cap, "rev %u M=%d C=%d R=%d S=%d", f->rev, f->markers, f->crc,
@@ -345,7 +315,7 @@ static void frame_describe(const struct mpa_frame *f, char *buf, size_t cap)
 			snprintf(ord, sizeof(ord), "%u", f->ord);
 		n += (size_t)snprintf(buf + n, cap - n, " IRD %s ORD %s %s RTR %s", ird, ord,
 				      f->p2p ? "p2p" : "client-server",
-				      rtr_names(f->rtr, rtr, sizeof(rtr)));
+				      iwt_rtr_names(f->rtr, rtr, sizeof(rtr)));
 	}
 	pd_describe(f->pd, f->pd_len, pd, sizeof(pd));
 	if (n < cap)
@@ -356,58 +326,13 @@ static void frame_describe(const struct mpa_frame *f, char *buf, size_t cap)
 /* Small helpers                                                            */
 /* ---------------------------------------------------------------------- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* poll() timeout in ms until `deadline` (ns), at least 1 ms, -1 for none. */
-static int ms_until(uint64_t deadline)
-{
-	uint64_t now = now_ns();
-
-	if (deadline == UINT64_MAX)
-		return -1;
-	if (deadline <= now)
-		return 0;
-	return (int)IW_MIN((deadline - now + 999999u) / 1000000u, (uint64_t)INT_MAX);
-}
-
-/* Payload octet `off` of data message `index` (1-based): letters, shifted per message. */
-static uint8_t pattern_byte(unsigned index, size_t off)
-{
-	return (uint8_t)('a' + (index + off) % 26);
-}
-
-static void pattern_fill(uint8_t *p, size_t len, unsigned index)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = pattern_byte(index, i);
-}
-
-/* Offset of the first octet that differs from the pattern, or len. */
-static size_t pattern_check(const uint8_t *p, size_t len, unsigned index)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != pattern_byte(index, i))
-			return i;
-	return len;
-}
-
 static void *xcalloc(size_t n, size_t sz)
 {
 	void *p = calloc(n, sz);
 
 	if (!p) {
 		errf(NULL, "out of memory");
-		exit(IWMPA_EXIT_FAIL);
+		exit(IWT_EXIT_FAIL);
 	}
 	return p;
 }
@@ -478,7 +403,7 @@ static void log_negotiated(struct conn *c)
 	char rtr[64];
 
 	if (p->p2p)
-		snprintf(rtr, sizeof(rtr), "peer-to-peer, %s", rtr_form_name(p->rtr));
+		snprintf(rtr, sizeof(rtr), "peer-to-peer, %s", iwt_rtr_form_name(p->rtr));
 	else
 		snprintf(rtr, sizeof(rtr), "client-server");
 	say(c, 0, "negotiated: rev %u%s, CRC %s, markers tx %s rx %s, %s", p->rev,
@@ -495,18 +420,18 @@ static void log_negotiated(struct conn *c)
 /*
  * Run the startup phase.  On success the negotiated parameters are in
  * c->params and any octets read past the peer's frame are in left[0..*nleft).
- * Returns IWMPA_EXIT_OK, or IWMPA_EXIT_FAIL with the cause printed.
+ * Returns IWT_EXIT_OK, or IWT_EXIT_FAIL with the cause printed.
  */
 static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejected)
 {
 	const struct iwmpa_opts *o = c->o;
 	struct mpa_setup *s = xcalloc(1, sizeof(*s));
 	bool frame_logged = false, peer_logged = false;
-	int rc = IWMPA_EXIT_FAIL, r;
+	int rc = IWT_EXIT_FAIL, r;
 
 	*nleft = 0;
 	*rejected = false;
-	r = mpa_setup_init(s, c->initiator ? MPA_INITIATOR : MPA_RESPONDER, &o->cfg, now_ns());
+	r = mpa_setup_init(s, c->initiator ? MPA_INITIATOR : MPA_RESPONDER, &o->cfg, iwt_now_ns());
 	if (r < 0) {
 		errf(c->role, "MPA setup: %s", mpa_strerror(r));
 		goto out;
@@ -568,7 +493,7 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 				errf(c->role, "MPA parameters: %s", mpa_strerror(r));
 				goto out;
 			}
-			rc = IWMPA_EXIT_OK;
+			rc = IWT_EXIT_OK;
 			goto out;
 		case MPA_SETUP_REJECTED:
 			*rejected = true;
@@ -582,7 +507,7 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 					  "connection rejected by the responder (private data %s)",
 					  pd);
 			}
-			rc = IWMPA_EXIT_OK;
+			rc = IWT_EXIT_OK;
 			goto out;
 		case MPA_SETUP_FAILED:
 			errf(c->role, "MPA startup failed: %s (%s)", mpa_strerror(s->error),
@@ -592,7 +517,7 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 			break;
 		}
 
-		r = poll(&pfd, 1, ms_until(mpa_setup_get_expiry(s)));
+		r = poll(&pfd, 1, iwt_ms_until(mpa_setup_get_expiry(s)));
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -600,7 +525,7 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 			goto out;
 		}
 		if (r == 0) {
-			r = mpa_setup_handle_expiry(s, now_ns());
+			r = mpa_setup_handle_expiry(s, iwt_now_ns());
 			if (r < 0) {
 				errf(c->role, "%s waiting for the %s (%s)", mpa_strerror(r),
 				     c->initiator ? "Reply" : "Request", mpa_errname(r));
@@ -623,7 +548,7 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 			     mpa_strerror(r < 0 ? r : s->error), mpa_errname(r < 0 ? r : s->error));
 			goto out;
 		}
-		used = mpa_setup_read_stream(s, buf, (size_t)n, now_ns());
+		used = mpa_setup_read_stream(s, buf, (size_t)n, iwt_now_ns());
 		if (used < 0) {
 			errf(c->role, "bad MPA %s from the peer: %s (%s)",
 			     c->initiator ? "Reply" : "Request", mpa_strerror((int)used),
@@ -941,10 +866,10 @@ static int rx_check_rtr(struct conn *c, const uint8_t *u, size_t len)
 	if (got != c->params.rtr) {
 		return conn_fail(c, IW_EMPA_RTR,
 				 "first FPDU is not the negotiated RTR: expected %s, got %s",
-				 rtr_form_name(c->params.rtr),
-				 got == MPA_RTR_NONE ? "a non-RTR ULPDU" : rtr_form_name(got));
+				 iwt_rtr_form_name(c->params.rtr),
+				 got == MPA_RTR_NONE ? "a non-RTR ULPDU" : iwt_rtr_form_name(got));
 	}
-	say(c, 0, "received %s", rtr_form_name(got));
+	say(c, 0, "received %s", iwt_rtr_form_name(got));
 	switch (got) {
 	case MPA_RTR_SEND:
 		c->rx_msn++; /* the Send RTR used MSN 1 of QN 0 */
@@ -993,13 +918,13 @@ static int rx_read_response(struct conn *c, const struct ddp_hdr *h, size_t len)
 static int rx_message_done(struct conn *c)
 {
 	unsigned index = c->rx_msn - c->data_index_base;
-	size_t bad = pattern_check(c->msg, c->msg_len, index);
+	size_t bad = iwt_abc_check(c->msg, c->msg_len, index);
 
 	if (bad != c->msg_len)
 		return conn_fail(c, IW_EINVAL,
 				 "Send MSN %" PRIu32
 				 ": payload octet %zu is 0x%02x, expected 0x%02x",
-				 c->rx_msn, bad, c->msg[bad], pattern_byte(index, bad));
+				 c->rx_msn, bad, c->msg[bad], iwt_abc_byte(index, bad));
 	if (c->initiator && c->msg_len != c->o->size)
 		return conn_fail(c, IW_EINVAL, "echo MSN %" PRIu32 " has %zu octets, sent %zu",
 				 c->rx_msn, c->msg_len, c->o->size);
@@ -1162,14 +1087,14 @@ static int start_full_operation(struct conn *c, const uint8_t *left, size_t nlef
 				c->read_sink_stag = req.sink_stag;
 				c->read_sink_to = req.sink_to;
 			}
-			queue_raw(c, rtr_form_name(p->rtr), rtr, (size_t)n);
+			queue_raw(c, iwt_rtr_form_name(p->rtr), rtr, (size_t)n);
 		}
 		for (unsigned i = 1; i <= c->o->count; i++) {
 			uint8_t *buf = malloc(c->o->size ? c->o->size : 1);
 
 			if (!buf)
 				return conn_fail(c, IW_ENOMEM, "out of memory");
-			pattern_fill(buf, c->o->size, i);
+			iwt_abc_fill(buf, c->o->size, i);
 			queue_send(c, buf, c->o->size);
 		}
 		c->tx_all_queued = true;
@@ -1187,7 +1112,7 @@ static bool conn_finished(const struct conn *c)
 	return c->rx_eof && c->shut_wr && tx_idle(c);
 }
 
-/* Returns IWMPA_EXIT_OK or IWMPA_EXIT_FAIL (cause printed). */
+/* Returns IWT_EXIT_OK or IWT_EXIT_FAIL (cause printed). */
 static int run_full_operation(struct conn *c, const uint8_t *left, size_t nleft)
 {
 	static uint8_t buf[IWMPA_RECV_CHUNK];
@@ -1198,7 +1123,7 @@ static int run_full_operation(struct conn *c, const uint8_t *left, size_t nleft)
 	if (r < 0)
 		goto fail;
 
-	idle_deadline = now_ns() + (uint64_t)c->o->timeout_s * 1000000000u;
+	idle_deadline = iwt_now_ns() + (uint64_t)c->o->timeout_s * 1000000000u;
 	while (!conn_finished(c)) {
 		struct pollfd pfd = {.fd = c->fd};
 		bool align_wait = false;
@@ -1223,7 +1148,7 @@ static int run_full_operation(struct conn *c, const uint8_t *left, size_t nleft)
 		if (!c->rx_eof && c->echo_n < IWMPA_ECHO_QUEUE_MAX)
 			pfd.events |= POLLIN;
 
-		timeout = ms_until(idle_deadline);
+		timeout = iwt_ms_until(idle_deadline);
 		if (align_wait)
 			timeout = IW_MIN(timeout, 1);
 		r = poll(&pfd, 1, timeout);
@@ -1240,7 +1165,7 @@ static int run_full_operation(struct conn *c, const uint8_t *left, size_t nleft)
 				      c->rx_eof ? "peer does not read" : "waiting for the peer");
 			goto fail;
 		}
-		idle_deadline = now_ns() + (uint64_t)c->o->timeout_s * 1000000000u;
+		idle_deadline = iwt_now_ns() + (uint64_t)c->o->timeout_s * 1000000000u;
 		if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
 			ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 
@@ -1283,10 +1208,10 @@ static int run_full_operation(struct conn *c, const uint8_t *left, size_t nleft)
 		r = conn_fail(c, IW_EMPA_CLOSED, "no RDMA Read Response to the Read RTR");
 		goto fail;
 	}
-	return IWMPA_EXIT_OK;
+	return IWT_EXIT_OK;
 fail:
 	errf(c->role, "%s", c->errmsg[0] ? c->errmsg : mpa_strerror(r));
-	return IWMPA_EXIT_FAIL;
+	return IWT_EXIT_FAIL;
 }
 
 static void conn_free(struct conn *c)
@@ -1341,14 +1266,14 @@ static void print_summary(const struct conn *c)
 static void close_gracefully(int fd, unsigned timeout_s)
 {
 	uint8_t buf[4096];
-	uint64_t deadline = now_ns() + (uint64_t)timeout_s * 1000000000u;
+	uint64_t deadline = iwt_now_ns() + (uint64_t)timeout_s * 1000000000u;
 
 	shutdown(fd, SHUT_WR);
 	for (;;) {
 		struct pollfd pfd = {.fd = fd, .events = POLLIN};
 		ssize_t n;
 
-		if (poll(&pfd, 1, ms_until(deadline)) <= 0)
+		if (poll(&pfd, 1, iwt_ms_until(deadline)) <= 0)
 			break;
 		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
@@ -1376,12 +1301,12 @@ static int run_conn(const struct iwmpa_opts *o, int fd, bool initiator)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
 	rc = run_setup(&c, left, &nleft, &rejected);
-	if (rc != IWMPA_EXIT_OK)
+	if (rc != IWT_EXIT_OK)
 		goto out;
 	if (rejected) {
 		if (initiator) {
 			errf(c.role, "%s", c.errmsg);
-			rc = IWMPA_EXIT_FAIL;
+			rc = IWT_EXIT_FAIL;
 		} else {
 			say(&c, 0, "connection rejected; closing");
 		}
@@ -1401,7 +1326,7 @@ static int run_conn(const struct iwmpa_opts *o, int fd, bool initiator)
 	log_negotiated(&c);
 
 	rc = run_full_operation(&c, left, nleft);
-	if (rc == IWMPA_EXIT_OK) {
+	if (rc == IWT_EXIT_OK) {
 		print_summary(&c);
 		say(&c, 0, "closed cleanly");
 	}
@@ -1415,32 +1340,17 @@ out:
 /* Sockets                                                                  */
 /* ---------------------------------------------------------------------- */
 
-static void addr_describe(const struct sockaddr *sa, socklen_t len, char *buf, size_t cap)
-{
-	char host[NI_MAXHOST], serv[NI_MAXSERV];
-
-	if (getnameinfo(sa, len, host, sizeof(host), serv, sizeof(serv),
-			NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-		snprintf(buf, cap, "?");
-		return;
-	}
-	if (sa->sa_family == AF_INET6)
-		snprintf(buf, cap, "[%s]:%s", host, serv);
-	else
-		snprintf(buf, cap, "%s:%s", host, serv);
-}
-
 static int run_initiator(const struct iwmpa_opts *o)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
 	struct addrinfo *res, *ai;
-	char desc[NI_MAXHOST + NI_MAXSERV + 8];
+	char desc[IWT_ADDR_STRLEN];
 	int fd = -1, r, rc;
 
 	r = getaddrinfo(o->addr, o->port, &hints, &res);
 	if (r != 0) {
 		errf("initiator", "%s port %s: %s", o->addr, o->port, gai_strerror(r));
-		return IWMPA_EXIT_FAIL;
+		return IWT_EXIT_FAIL;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
@@ -1456,9 +1366,9 @@ static int run_initiator(const struct iwmpa_opts *o)
 	if (fd < 0) {
 		errf("initiator", "connect to %s port %s: %s", o->addr, o->port, strerror(errno));
 		freeaddrinfo(res);
-		return IWMPA_EXIT_FAIL;
+		return IWT_EXIT_FAIL;
 	}
-	addr_describe(ai->ai_addr, ai->ai_addrlen, desc, sizeof(desc));
+	iwt_addr_format(ai->ai_addr, desc, sizeof(desc));
 	freeaddrinfo(res);
 	if (g_verbose >= 0)
 		printf("initiator: connected to %s\n", desc);
@@ -1472,13 +1382,13 @@ static int run_responder(const struct iwmpa_opts *o)
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
 	struct addrinfo *res, *ai;
-	char desc[NI_MAXHOST + NI_MAXSERV + 8];
-	int lfd = -1, r, rc = IWMPA_EXIT_OK, one = 1;
+	char desc[IWT_ADDR_STRLEN];
+	int lfd = -1, r, rc = IWT_EXIT_OK, one = 1;
 
 	r = getaddrinfo(o->addr, o->port, &hints, &res);
 	if (r != 0) {
 		errf("responder", "%s port %s: %s", o->addr, o->port, gai_strerror(r));
-		return IWMPA_EXIT_FAIL;
+		return IWT_EXIT_FAIL;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
 		lfd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
@@ -1495,9 +1405,9 @@ static int run_responder(const struct iwmpa_opts *o)
 	if (lfd < 0) {
 		errf("responder", "listen on %s port %s: %s", o->addr, o->port, strerror(errno));
 		freeaddrinfo(res);
-		return IWMPA_EXIT_FAIL;
+		return IWT_EXIT_FAIL;
 	}
-	addr_describe(ai->ai_addr, ai->ai_addrlen, desc, sizeof(desc));
+	iwt_addr_format(ai->ai_addr, desc, sizeof(desc));
 	freeaddrinfo(res);
 	if (g_verbose >= 0)
 		printf("responder: listening on %s\n", desc);
@@ -1513,10 +1423,10 @@ static int run_responder(const struct iwmpa_opts *o)
 			if (errno == EINTR)
 				continue;
 			errf("responder", "accept: %s", strerror(errno));
-			rc = IWMPA_EXIT_FAIL;
+			rc = IWT_EXIT_FAIL;
 			break;
 		}
-		addr_describe((struct sockaddr *)&peer, plen, desc, sizeof(desc));
+		iwt_addr_format((struct sockaddr *)&peer, desc, sizeof(desc));
 		if (g_verbose >= 0)
 			printf("responder: accepted connection from %s\n", desc);
 		rc = run_conn(o, fd, false);
@@ -1552,7 +1462,7 @@ static void usage(FILE *f)
 	      "  -c, --connect ADDR     be the initiator: connect to ADDR (IPv4, IPv6 or name)\n"
 	      "  -a, --addr ADDR        responder: address to listen on (default 127.0.0.1;\n"
 	      "                         use :: for every IPv4 and IPv6 address)\n"
-	      "  -p, --port PORT        TCP port (default " IWMPA_DEFAULT_PORT ")\n"
+	      "  -p, --port PORT        TCP port (default 5044)\n"
 	      "      --once             responder: serve one connection, then exit (default)\n"
 	      "      --forever          responder: serve connections one after another\n"
 	      "\n"
@@ -1594,7 +1504,7 @@ static void usage(FILE *f)
 	      "      --timeout SEC      give up after SEC seconds without progress; also bounds\n"
 	      "                         the MPA startup (default 10)\n"
 	      "  -h, --help             show this help and exit\n"
-	      "\n",
+	      "\n" IWT_NUM_HELP "\n",
 	      f);
 	fputs("Examples:\n"
 	      "  iwmpa -s                                  responder on 127.0.0.1:5044\n"
@@ -1665,71 +1575,38 @@ static const struct option long_opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
+/* An invalid option value: the message, the hint; -1. */
 static int bad_arg(const char *opt, const char *val, const char *why)
 {
-	errf(NULL, "%s '%s': %s (see --help)", opt, val, why);
+	iwt_bad_arg(prog, opt, val, why);
+	iwt_try_help(prog);
 	return -1;
 }
 
 static int parse_uint(const char *opt, const char *s, unsigned long min, unsigned long max,
 		      unsigned long *out)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
-	errno = 0;
-	if (*s == '-' || *s == '\0')
-		return bad_arg(opt, s, "not a number");
-	v = strtoul(s, &end, 0);
-	if (errno || *end != '\0')
-		return bad_arg(opt, s, "not a number");
-	if (v < min || v > max) {
-		char why[64];
-
-		snprintf(why, sizeof(why), "must be %lu to %lu", min, max);
-		return bad_arg(opt, s, why);
+	if (iwt_num_u64(prog, opt, s, min, max, 0, &v) < 0) {
+		iwt_try_help(prog);
+		return -1;
 	}
-	*out = v;
+	*out = (unsigned long)v;
 	return 0;
 }
 
 static int parse_onoff(const char *opt, const char *s, bool *out)
 {
-	if (!strcmp(s, "on") || !strcmp(s, "yes") || !strcmp(s, "1") || !strcmp(s, "true"))
-		*out = true;
-	else if (!strcmp(s, "off") || !strcmp(s, "no") || !strcmp(s, "0") || !strcmp(s, "false"))
-		*out = false;
-	else
-		return bad_arg(opt, s, "expected on or off");
+	int b = iwt_onoff_parse(s);
+
+	if (b < 0)
+		return bad_arg(opt, s, "on or off");
+	*out = b;
 	return 0;
 }
 
-static int parse_rtr(const char *s, uint8_t *out)
-{
-	char tmp[64];
-	char *tok, *save = NULL;
-	uint8_t m = 0;
-
-	if (strlen(s) >= sizeof(tmp))
-		return bad_arg("--rtr", s, "too long");
-	strcpy(tmp, s);
-	for (tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "write"))
-			m |= MPA_RTR_WRITE;
-		else if (!strcmp(tok, "read"))
-			m |= MPA_RTR_READ;
-		else if (!strcmp(tok, "send"))
-			m |= MPA_RTR_SEND;
-		else if (!strcmp(tok, "all"))
-			m |= MPA_RTR_ALL;
-		else
-			return bad_arg("--rtr", s, "expected write, read, send or all");
-	}
-	if (!m)
-		return bad_arg("--rtr", s, "no RTR form given");
-	*out = m;
-	return 0;
-}
+#define usage_err(...) iwt_usage_err(prog, __VA_ARGS__)
 
 static int parse_args(int argc, char **argv, struct iwmpa_opts *o)
 {
@@ -1739,7 +1616,7 @@ static int parse_args(int argc, char **argv, struct iwmpa_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	mpa_config_default(&o->cfg);
-	o->port = IWMPA_DEFAULT_PORT;
+	snprintf(o->port, sizeof(o->port), "%u", IWMPA_DEFAULT_PORT);
 	o->count = 4;
 	o->size = 1000;
 	o->timeout_s = 10;
@@ -1749,13 +1626,13 @@ static int parse_args(int argc, char **argv, struct iwmpa_opts *o)
 		switch (ch) {
 		case 's':
 			if (role_set && !o->server)
-				return bad_arg("-s", "", "-s and -c exclude each other");
+				return usage_err("-s and -c exclude each other");
 			o->server = true;
 			role_set = true;
 			break;
 		case 'c':
 			if (role_set && o->server)
-				return bad_arg("-c", optarg, "-s and -c exclude each other");
+				return usage_err("-s and -c exclude each other");
 			o->addr = optarg;
 			role_set = true;
 			break;
@@ -1765,7 +1642,7 @@ static int parse_args(int argc, char **argv, struct iwmpa_opts *o)
 		case 'p':
 			if (parse_uint("--port", optarg, 1, 65535, &v) < 0)
 				return -1;
-			o->port = optarg;
+			snprintf(o->port, sizeof(o->port), "%lu", v);
 			break;
 		case OPT_ONCE:
 			o->forever = false;
@@ -1791,8 +1668,9 @@ static int parse_args(int argc, char **argv, struct iwmpa_opts *o)
 				return -1;
 			break;
 		case OPT_RTR:
-			if (parse_rtr(optarg, &o->cfg.rtr) < 0)
-				return -1;
+			if (iwt_rtr_parse(optarg, &o->cfg.rtr) < 0)
+				return bad_arg("--rtr", optarg,
+					       "a comma-separated list of write, read, send, all");
 			rtr_set = true;
 			break;
 		case OPT_IRD:
@@ -1844,7 +1722,7 @@ static int parse_args(int argc, char **argv, struct iwmpa_opts *o)
 			else if (!strcmp(optarg, "off"))
 				o->align = ALIGN_OFF;
 			else
-				return bad_arg("--align", optarg, "expected auto, on or off");
+				return bad_arg("--align", optarg, "auto, on or off");
 			break;
 		case OPT_TIMEOUT:
 			if (parse_uint("--timeout", optarg, 1, 3600, &v) < 0)
@@ -1853,26 +1731,25 @@ static int parse_args(int argc, char **argv, struct iwmpa_opts *o)
 			break;
 		case 'h':
 			usage(stdout);
-			exit(IWMPA_EXIT_OK);
+			exit(IWT_EXIT_OK);
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", prog);
+			/* getopt has said what was wrong */
+			iwt_try_help(prog);
 			return -1;
 		}
 	}
 	if (optind < argc)
-		return bad_arg("argument", argv[optind], "unexpected");
-	if (!role_set) {
-		errf(NULL, "give -s (responder) or -c ADDR (initiator); see --help");
-		return -1;
-	}
+		return usage_err("unexpected argument '%s'", argv[optind]);
+	if (!role_set)
+		return usage_err("give -s (responder) or -c ADDR (initiator)");
 	if (o->server)
 		o->addr = o->listen_addr ? o->listen_addr : "127.0.0.1";
 	else if (o->listen_addr)
-		return bad_arg("-a", o->listen_addr, "only the responder (-s) listens");
+		return usage_err("-a is for the responder (-s): only it listens");
 	if (!o->server && o->reject)
-		return bad_arg("--reject", "", "only the responder rejects");
+		return usage_err("--reject is for the responder (-s): only it rejects");
 	if (o->cfg.rev == MPA_REV1 && o->cfg.p2p)
-		return bad_arg("--p2p", "on", "needs --mpa-rev 2 (RFC 6581)");
+		return usage_err("--p2p on needs --mpa-rev 2 (RFC 6581)");
 	if (rtr_set && !o->cfg.p2p)
 		say(NULL, 0, "note: --rtr only matters with --p2p on");
 	if (o->pd_len >
@@ -1890,7 +1767,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	if (parse_args(argc, argv, &o) < 0)
-		return IWMPA_EXIT_USAGE;
+		return IWT_EXIT_USAGE;
 	g_verbose = o.verbose;
 	if (o.verbose >= 2)
 		iw_log_set(log_sink, NULL, IW_LOG_DEBUG);

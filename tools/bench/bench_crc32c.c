@@ -14,9 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <iwarp/mpa.h>
+
+#include "iwt_clock.h"
+#include "iwt_err.h"
+#include "iwt_num.h"
 
 static const size_t bench_sizes[] = {64, 1536, 65536};
 #define NSIZES	  (sizeof(bench_sizes) / sizeof(bench_sizes[0]))
@@ -36,7 +39,7 @@ static void usage(FILE *f)
 		   "GB/s (1e9 bytes per second).\n"
 		   "\n"
 		   "  --json        print one JSON object instead of a table\n"
-		   "  --seconds S   measuring time per cell (default 0.3)\n"
+		   "  --seconds S   measuring time per cell, 0.001 to 3600 (default 0.3)\n"
 		   "  --help        this text\n"
 		   "\n"
 		   "IWARP_CRC32C=table|sse42|isal changes only the 'auto' line of the output.\n");
@@ -44,10 +47,7 @@ static void usage(FILE *f)
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)iwt_now_ns() * 1e-9;
 }
 
 static uint32_t run(enum mpa_crc32c_impl impl, const uint8_t *buf, size_t len,
@@ -101,19 +101,15 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--json")) {
 			json = true;
 		} else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
-			char *end;
-
-			seconds = strtod(argv[++i], &end);
-			if (*end || !(seconds > 0 && seconds < 3600)) {
-				fprintf(stderr, "bench-crc32c: bad --seconds '%s'\n", argv[i]);
-				return 2;
-			}
+			if (iwt_num_seconds("bench-crc32c", "--seconds", argv[++i], 0.001, 3600,
+					    &seconds))
+				return IWT_EXIT_USAGE;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return 0;
 		} else {
 			usage(stderr);
-			return 2;
+			return IWT_EXIT_USAGE;
 		}
 	}
 
