@@ -433,13 +433,13 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 	*rejected = false;
 	r = mpa_setup_init(s, c->initiator ? MPA_INITIATOR : MPA_RESPONDER, &o->cfg, iwt_now_ns());
 	if (r < 0) {
-		errf(c->role, "MPA setup: %s", mpa_strerror(r));
+		errf(c->role, "MPA setup: %s", rdmap_strerror(r));
 		goto out;
 	}
 	if (c->initiator) {
 		r = mpa_setup_connect(s, o->pd, o->pd_len);
 		if (r < 0) {
-			errf(c->role, "MPA Request: %s", mpa_strerror(r));
+			errf(c->role, "MPA Request: %s", rdmap_strerror(r));
 			goto out;
 		}
 	}
@@ -482,15 +482,15 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 			}
 			if (r < 0) {
 				errf(c->role, "%s the Request: %s (%s)",
-				     o->reject ? "rejecting" : "accepting", mpa_strerror(r),
-				     mpa_errname(r));
+				     o->reject ? "rejecting" : "accepting", rdmap_strerror(r),
+				     rdmap_errname(r));
 				goto out;
 			}
 			continue;
 		case MPA_SETUP_ESTABLISHED:
 			r = mpa_setup_params(s, &c->params);
 			if (r < 0) {
-				errf(c->role, "MPA parameters: %s", mpa_strerror(r));
+				errf(c->role, "MPA parameters: %s", rdmap_strerror(r));
 				goto out;
 			}
 			rc = IWT_EXIT_OK;
@@ -510,8 +510,8 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 			rc = IWT_EXIT_OK;
 			goto out;
 		case MPA_SETUP_FAILED:
-			errf(c->role, "MPA startup failed: %s (%s)", mpa_strerror(s->error),
-			     mpa_errname(s->error));
+			errf(c->role, "MPA startup failed: %s (%s)", rdmap_strerror(s->error),
+			     rdmap_errname(s->error));
 			goto out;
 		default:
 			break;
@@ -527,8 +527,8 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 		if (r == 0) {
 			r = mpa_setup_handle_expiry(s, iwt_now_ns());
 			if (r < 0) {
-				errf(c->role, "%s waiting for the %s (%s)", mpa_strerror(r),
-				     c->initiator ? "Reply" : "Request", mpa_errname(r));
+				errf(c->role, "%s waiting for the %s (%s)", rdmap_strerror(r),
+				     c->initiator ? "Reply" : "Request", rdmap_errname(r));
 				goto out;
 			}
 			continue;
@@ -545,14 +545,15 @@ static int run_setup(struct conn *c, uint8_t *left, size_t *nleft, bool *rejecte
 		if (n == 0) {
 			r = mpa_setup_handle_close(s);
 			errf(c->role, "peer closed the connection during MPA startup: %s (%s)",
-			     mpa_strerror(r < 0 ? r : s->error), mpa_errname(r < 0 ? r : s->error));
+			     rdmap_strerror(r < 0 ? r : s->error),
+			     rdmap_errname(r < 0 ? r : s->error));
 			goto out;
 		}
 		used = mpa_setup_read_stream(s, buf, (size_t)n, iwt_now_ns());
 		if (used < 0) {
 			errf(c->role, "bad MPA %s from the peer: %s (%s)",
-			     c->initiator ? "Reply" : "Request", mpa_strerror((int)used),
-			     mpa_errname((int)used));
+			     c->initiator ? "Reply" : "Request", rdmap_strerror((int)used),
+			     rdmap_errname((int)used));
 			goto out;
 		}
 		if (used < n) {
@@ -636,7 +637,7 @@ static int txq_frame(struct conn *c, struct txent *e, size_t hlen, const uint8_t
 	r = mpa_tx_frame(&c->tx, iov, n, &e->f);
 	if (r < 0)
 		return conn_fail(c, r, "framing a %zu-octet ULPDU: %s", hlen + plen,
-				 mpa_strerror(r));
+				 rdmap_strerror(r));
 	e->done_msg = done;
 	c->txq_n++;
 	c->st_tx.fpdus++;
@@ -666,7 +667,7 @@ static int tx_seg_start(struct conn *c, struct txmsg *m)
 
 	if (r < 0)
 		return conn_fail(c, r, "segmenting a %zu-octet Send for MULPDU %" PRIu32 ": %s",
-				 m->len, c->mulpdu, iw_strerror(r));
+				 m->len, c->mulpdu, rdmap_strerror(r));
 	m->seg_started = true;
 	return 0;
 }
@@ -707,7 +708,7 @@ static int tx_fill(struct conn *c)
 					 m->msn);
 		hlen = ddp_hdr_encode(&h, e->hdr, sizeof(e->hdr));
 		if (hlen < 0)
-			return conn_fail(c, (int)hlen, "DDP header: %s", iw_strerror((int)hlen));
+			return conn_fail(c, (int)hlen, "DDP header: %s", rdmap_strerror((int)hlen));
 		r = txq_frame(c, e, (size_t)hlen, chunk ? m->buf + off : NULL, chunk,
 			      h.last ? m : NULL);
 		if (r < 0)
@@ -1030,8 +1031,8 @@ static int rx_feed(struct conn *c, const uint8_t *buf, size_t n)
 	r = mpa_rx_read_stream(&c->rx, buf, n);
 	if (r < 0) {
 		if (c->errmsg[0] == '\0')
-			conn_fail(c, (int)r, "receiving FPDUs: %s (%s)", mpa_strerror((int)r),
-				  mpa_errname((int)r));
+			conn_fail(c, (int)r, "receiving FPDUs: %s (%s)", rdmap_strerror((int)r),
+				  rdmap_errname((int)r));
 		return (int)r;
 	}
 	return 0;
@@ -1056,7 +1057,7 @@ static int start_full_operation(struct conn *c, const uint8_t *left, size_t nlef
 	rc.max_ulpdu = MPA_ULPDU_MAX;
 	r = mpa_rx_init(&c->rx, &rc, &rx_ops, c);
 	if (r < 0)
-		return conn_fail(c, r, "mpa_rx_init: %s", mpa_strerror(r));
+		return conn_fail(c, r, "mpa_rx_init: %s", rdmap_strerror(r));
 
 	c->txq = xcalloc(IWMPA_TXQ_LEN, sizeof(*c->txq));
 	c->ulpdu = xcalloc(1, MPA_ULPDU_MAX + 1);
@@ -1075,7 +1076,7 @@ static int start_full_operation(struct conn *c, const uint8_t *left, size_t nlef
 
 			if (n < 0)
 				return conn_fail(c, (int)n, "building the RTR: %s",
-						 mpa_strerror((int)n));
+						 rdmap_strerror((int)n));
 			if (p->rtr == MPA_RTR_SEND)
 				c->tx_msn++; /* the RTR is Send MSN 1 */
 			if (p->rtr == MPA_RTR_READ &&
@@ -1210,7 +1211,7 @@ static int run_full_operation(struct conn *c, const uint8_t *left, size_t nleft)
 	}
 	return IWT_EXIT_OK;
 fail:
-	errf(c->role, "%s", c->errmsg[0] ? c->errmsg : mpa_strerror(r));
+	errf(c->role, "%s", c->errmsg[0] ? c->errmsg : rdmap_strerror(r));
 	return IWT_EXIT_FAIL;
 }
 
