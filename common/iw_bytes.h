@@ -4,7 +4,7 @@
  *
  * Every multi-octet field of MPA, DDP, RDMAP and RPC-over-RDMA is big-endian
  * except the MPA CRC, which goes on the wire least significant octet first
- * (RFC 5044 §4.4; wire-reference §2.7).  Wire structs are never packed or
+ * (RFC 5044 §4.4).  Wire structs are never packed or
  * bitfielded: host-order structs are encoded/decoded through these helpers.
  */
 #ifndef IW_BYTES_H

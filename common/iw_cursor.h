@@ -5,7 +5,7 @@
  * Decoders of peer input read through a cursor: every get checks the bound,
  * and the first overrun sets `err` and makes every later get return zeros, so
  * a decoder can read a whole structure and test the error once at the end
- * ("check, then parse"; see STYLE.md).  Encoders use the same cursor to write.
+ * ("check, then parse").  Encoders use the same cursor to write.
  */
 #ifndef IW_CURSOR_H
 #define IW_CURSOR_H

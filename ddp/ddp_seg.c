@@ -3,13 +3,13 @@
  * ddp_seg.c - splitting one DDP message into segments (RFC 5041 §5.2).
  *
  * Theory of operation.  A DDP segment - header plus payload - must fit in
- * the LLP's MULPDU (§5.2, wire-reference §4.4), so each segment carries at
- * most MULPDU minus the header length (14 tagged, 18 untagged) payload
- * octets.  All segments of a message carry the same RsvdULP and the same
- * STag (tagged) or QN and MSN (untagged).  The position of a segment's first
- * payload octet is TO = initial TO + offset (tagged) or MO = offset
- * (untagged), and only the final segment has L set.  A zero-length message
- * still produces exactly one segment, with L set (§4.4).
+ * the LLP's MULPDU (§5.2), so each segment carries at most MULPDU minus the
+ * header length (14 tagged, 18 untagged) payload octets.  All segments of a
+ * message carry the same RsvdULP and the same STag (tagged) or QN and MSN
+ * (untagged).  The position of a segment's first payload octet is TO =
+ * initial TO + offset (tagged) or MO = offset (untagged), and only the final
+ * segment has L set.  A zero-length message still produces exactly one
+ * segment, with L set (§5.2).
  *
  * The segmenter is an iterator over offsets: it moves no data, so the caller
  * can copy or gather each payload range straight from the user's buffer.

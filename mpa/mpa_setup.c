@@ -21,7 +21,7 @@
  * (first the 20-octet header, then PD_Length more), so the count returned by
  * read_stream() stops exactly at the frame end and whatever follows is the
  * peer's first full-operation data.  Nothing the peer may legally send
- * follows a Request before our Reply (RFC 5044 §7.1.2 rule 4: the Initiator
+ * follows a Request before our Reply (RFC 5044 §7.1.2 rule 3: the Initiator
  * waits for the Reply), so octets arriving in REQUEST_RECEIVED are
  * IW_EMPA_UNEXPECTED; this is also how a PD_Length smaller than the data the
  * peer actually sent shows up in a stream.
@@ -35,8 +35,8 @@
  *     IRD/ORD and the RTR itself).  Linux siw instead fails the connection;
  *     RFC 6581 §10 keeps revision 1 interoperable, so we do.  A Reply whose
  *     revision is higher than the Request's is IW_EMPA_REV, and a rev-2 Reply
- *     without S to our enhanced Request is IW_EMPA_FRAME (§3.5 of our
- *     wire-reference: an enhanced Reply is required).
+ *     without S to our enhanced Request is IW_EMPA_FRAME (RFC 6581 §6,
+ *     §10: an enhanced Request gets an enhanced Reply).
  *   - IRD/ORD (RFC 6581 §9.1): the Responder answers IRD = its configured
  *     capacity (the Initiator then lowers its ORD to it) and ORD =
  *     min(cfg.ord, Initiator IRD).  The Initiator fails with IW_EMPA_IRD

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rdmap_hdr.c - RDMAP headers after the DDP header: the RDMA Read Request
- * header (RFC 5040 §4.4) and the Terminate message (RFC 5040 §4.8, §7.1;
- * wire-reference §5.2, §5.3).
+ * header (RFC 5040 §4.4, §5.2.1) and the Terminate message (RFC 5040 §4.8,
+ * §5.4, §7.1).
  *
  * Theory of operation.  Both are host-order structs encoded and decoded with
  * explicit big-endian get/put, never by overlaying wire memory.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rdmap_opcode.c - the one const table of RDMAP opcodes (RFC 5040 §4.1,
- * §4.2, figure 4; wire-reference §5.1).
+ * §4.2, figure 4).
  *
  * Theory of operation.  The low four bits of the RDMAP control octet select
  * the message; everything the rest of the stack needs to know about how that
@@ -52,7 +52,7 @@ static const struct rdmap_opcode_info rdmap_opcode_table[RDMAP_OP_COUNT] = {
 		.name = "Terminate", .supported = true, .qn = DDP_QN_TERMINATE,
 		.rdmap_hdr_len = RDMAP_TERM_CTRL_LEN,
 	},
-	/* RFC 7306 (wire-reference §6): recognised by name only. */
+	/* RFC 7306: recognised by name only. */
 	[0x8] = { .name = "reserved (RFC 7306 Immediate Data)" },
 	[0x9] = { .name = "reserved (RFC 7306 Immediate Data with SE)" },
 	[0xA] = { .name = "reserved (RFC 7306 Atomic Request)" },

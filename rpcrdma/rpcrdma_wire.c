@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rpcrdma_wire.c - the RPC-over-RDMA version 1 transport header (RFC 8166
- * §4.1.2, §4.2, §4.3; wire-reference §7.2), its decode-error actions (RFC 8166
- * §4.5, §4.6) and the RFC 8797 connection private data with our extension
- * block.  Sans-I/O: bytes in, a fixed-size struct out, and back.
+ * §4.1.2, §4.2, §4.3), its decode-error actions (RFC 8166 §4.5, §4.6) and the
+ * RFC 8797 connection private data with our extension block.  Sans-I/O: bytes
+ * in, a fixed-size struct out, and back.
  *
  * Theory of operation.
  *
- * Every field is a 32-bit big-endian XDR word (RFC 4506 §4.1; the seed copy
- * of RFC 8166 wrongly says little-endian, seed-gaps G-8166-2); the 64-bit
- * segment offset is two words, high word first (XDR hyper).  The header is
+ * Every field is a 32-bit big-endian XDR word (RFC 4506 §3, §4.1; RFC 8166
+ * §2.2.4); the 64-bit segment offset is two words, high word first (XDR hyper,
+ * RFC 4506 §4.5).  The header is
  *
  *   xid | vers | credits | proc | body
  *
@@ -25,11 +25,11 @@
  * octets (RFC 8166 §4.7).  RDMA_DONE has no body (16 octets); RDMA_ERROR has
  * rdma_err and, for ERR_VERS, rdma_vers_low/high (20 or 28 octets).
  *
- * Decoding is "check, then parse" (STYLE.md, after Linux svcrdma): the same
- * walker runs twice over a bounded cursor.  The first pass copies no segment;
- * it counts every list entry against the RPCRDMA_MAX_* limits before the entry's
- * body is even looked at, checks every discriminator (0 or 1, anything else is
- * an XDR error), the Read positions, and that the buffer holds every word.
+ * Decoding is "check, then parse" (after Linux svcrdma): the same walker runs
+ * twice over a bounded cursor.  The first pass copies no segment; it counts
+ * every list entry against the RPCRDMA_MAX_* limits before the entry's body is
+ * even looked at, checks every discriminator (0 or 1, anything else is an XDR
+ * error), the Read positions, and that the buffer holds every word.
  * Only if the whole header passed does the second pass copy segments into the
  * caller's struct.  A peer-supplied count therefore never indexes or sizes
  * anything: the struct is fixed-size and there is no allocation at all.
@@ -63,12 +63,12 @@
  *   a list running off the end               IW_ERPC_XDR
  *
  * What a responder does with each error is rpcrdma_err_action (RFC 8166 §4.5,
- * §4.6; wire-reference §7.6): ERR_VERS for a version it does not speak,
- * ERR_CHUNK for any XDR-level fault of a version-1 header (bad procedure, bad
- * discriminator, truncated list, over our limits, RDMA_NOMSG without chunks,
- * bad position, XID mismatch, RDMA_MSGP, an undecodable RPC header in the
- * Payload stream), silent discard when the header is
- * too short to trust its XID or is an undecodable RDMA_ERROR.
+ * §4.6): ERR_VERS for a version it does not speak, ERR_CHUNK for any XDR-level
+ * fault of a version-1 header (bad procedure, bad discriminator, truncated
+ * list, over our limits, RDMA_NOMSG without chunks, bad position, XID
+ * mismatch, RDMA_MSGP, an undecodable RPC header in the Payload stream),
+ * silent discard when the header is too short to trust its XID or is an
+ * undecodable RDMA_ERROR.
  *
  * CM private data (RFC 8797): eight octets - magic 0xf6ab0e18, version 1,
  * flags (0x01 = Send With Invalidate welcome), max send and max receive size

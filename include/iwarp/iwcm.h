@@ -68,7 +68,7 @@ enum iwcm_event_type {
 IW_EXPORT const char *iwcm_event_str(enum iwcm_event_type event);
 
 /*
- * iWARP connection options (DESIGN.md §5), per id.  An id created by a
+ * iWARP connection options (docs/verbs.md §4.4), per id.  An id created by a
  * listener (CONNECT_REQUEST) starts with the listener's options; the responder
  * side's rev/crc/markers/p2p/rtr say what it accepts and asks for.
  */

@@ -56,7 +56,7 @@ static inline uint8_t rdmap_ctrl_opcode(uint8_t ctrl)
 	return ctrl & RDMAP_CTRL_OPCODE;
 }
 
-/* How each opcode uses DDP (RFC 5040 §4.1 table; wire-reference §5.1). */
+/* How each opcode uses DDP (RFC 5040 §4.1, §4.2: the table of DDP field usage). */
 struct rdmap_opcode_info {
 	const char *name;      /* "Send with Invalidate", ... ; "reserved" when !supported */
 	bool supported;	       /* opcodes 0-7 */

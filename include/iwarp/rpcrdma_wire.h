@@ -6,9 +6,8 @@
  *   RFC 8797 CM data  rpcrdma_cm_pdata_encode / _decode (+ our extension block)
  *   ONC RPC header    rpcrdma_rpc_parse: xid, direction, prog/vers/proc, body offset
  *
- * Every XDR word is a 32-bit big-endian integer (RFC 4506 §3; the seed copy of
- * the RFC wrongly says little-endian, see seed-gaps.md G-8166-2).  Offsets
- * (64 bits) go high word first.
+ * Every XDR word is a 32-bit big-endian integer (RFC 4506 §3, §4.1).  Offsets
+ * (64 bits) go high word first (XDR hyper, RFC 4506 §4.5).
  *
  * The decoder is "check, then parse": it first walks the whole header with a
  * bounded cursor, counting list entries against the RPCRDMA_MAX_* limits

@@ -31,7 +31,7 @@ START_TEST(bytes_big_endian_puts_most_significant_octet_first)
 	ck_assert_mem_eq(b, "\x89\xAB\xCD\xEF", 4);
 	iw_put_be64(b, 0x0102030405060708ull);
 	ck_assert_mem_eq(b, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
-	iw_put_le32(b, 0x83992352u); /* the MPA CRC example of wire-reference §2.7 */
+	iw_put_le32(b, 0x83992352u); /* RFC 5044 §4.4 figure 5's CRC */
 	ck_assert_mem_eq(b, "\x52\x23\x99\x83", 4);
 }
 END_TEST

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_ddp_seg.c - DDP segmentation (RFC 5041 §5.2, wire-reference §4.4): the
- * restored RFC example (2048 octets, MULPDU 1500), zero-length and one-octet
- * messages, exact multiples of the segment payload, a MULPDU too small for a
- * header plus one octet, and a random property test of the invariants.
+ * test_ddp_seg.c - DDP segmentation (RFC 5041 §5.2): the RFC's example (2048
+ * octets, MULPDU 1500), zero-length and one-octet messages, exact multiples of
+ * the segment payload, a MULPDU too small for a header plus one octet, and a
+ * random property test of the invariants.
  */
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_rdmap_opcode.c - the RDMAP opcode table against RFC 5040 §4.1 /
- * wire-reference §5.1, field by field for all 16 opcode values.
+ * test_rdmap_opcode.c - the RDMAP opcode table against RFC 5040 §4.1 and
+ * §4.2, field by field for all 16 opcode values.
  */
 #include <string.h>
 

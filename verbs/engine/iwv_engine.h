@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iwv_engine.h - the I/O engine: the only code of the stack that calls socket
- * APIs (DESIGN.md §3 rule 2).  Internal to verbs/engine/ and its owner in verbs/.
+ * iwv_engine.h - the I/O engine: all the reading and writing of sockets (the
+ * connection manager, verbs/iwcm.c, only creates, binds, listens on and
+ * connects them; docs/architecture.md §2, rule 2).  Internal to verbs/engine/
+ * and its owner in verbs/.
  *
  * The engine moves octets between TCP sockets and "endpoints" (struct iwv_ep)
  * and knows nothing of MPA, DDP or RDMAP: an endpoint says where received
@@ -9,12 +11,13 @@
  * through its callbacks.  Two backends behave the same:
  *
  *   epoll    non-blocking sockets, level-triggered readiness; writes happen
- *            inline in iwv_engine_kick_tx() (writev of many iovecs) and, when
- *            the socket was full, again once it is writable (EPOLLOUT);
- *   io_uring one recv and at most one sendmsg in flight per stream endpoint,
- *            accept and connect as io_uring operations; submissions are made
- *            at once (one io_uring_submit per kick), completions reaped in
- *            iwv_engine_progress().
+ *            inline in iwv_engine_kick_tx() (sendmsg of up to IWV_ENG_MAX_IOV
+ *            iovecs) and, when the socket was full, again once it is
+ *            writable (EPOLLOUT);
+ *   io_uring one recv and at most one sendmsg in flight per stream endpoint;
+ *            a listener or a pending connect waits in an io_uring poll, then
+ *            accept4() / SO_ERROR; submissions are made once per outermost
+ *            engine call, completions reaped in iwv_engine_progress().
  *
  * Threading: none inside.  The caller serialises every call (the verbs layer
  * holds its context lock) and waits for work itself: iwv_engine_fd() becomes

@@ -19,9 +19,9 @@
  * to IWV_ENG_MAX_IOV iovecs -> tx_done(n) until tx_iov() has nothing or the
  * socket takes less than offered; then EPOLLOUT resumes the loop.  A short
  * write ends the loop at once, since the next call would only say EAGAIN
- * (DESIGN.md §3 rule 3: every syscall counts).  Receiving is a few recv()
- * calls per ready ep and progress call into the owner's rx_buf, ending early
- * when a read does not fill the buffer (the socket is drained).
+ * (docs/architecture.md §2, rule 3: every syscall counts).  Receiving is a
+ * few recv() calls per ready ep and progress call into the owner's rx_buf,
+ * ending early when a read does not fill the buffer (the socket is drained).
  *
  * iwv_engine_remove() takes the fd out of the set, closes it (SO_LINGER 0
  * first for an abort) and hands the ep to iwv_eng_release(): the dispatcher
