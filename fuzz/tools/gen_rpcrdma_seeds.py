@@ -6,13 +6,16 @@ usage: gen_rpcrdma_seeds.py [REPO_ROOT [CAPTURES_DIR]]
 
 Seeds: every header of test/vectors/rpcrdma.json (with its payload), one RDMAP
 Send payload of each distinct header shape found by tshark in the Linux
-NFS/RDMA captures (../shared/captures, via test/rpcrdma/rpcrdma_tshark.py;
-skipped without tshark), crafted headers for each decoder error (bad
-discriminator, counts over the limits, empty RDMA_NOMSG, bad positions,
-unknown procedure / version / error code, RDMA_MSGP, RDMA_DONE), RFC 8797
-private data with and without our extension block, and bare RPC headers.
+NFS/RDMA captures (test/captures unless CAPTURES_DIR names another folder, via
+test/rpcrdma/rpcrdma_tshark.py; skipped without tshark), crafted headers for
+each decoder error (bad discriminator, counts over the limits, empty
+RDMA_NOMSG, bad positions, unknown procedure / version / error code,
+RDMA_MSGP, RDMA_DONE), RFC 8797 private data with and without our extension
+block, and bare RPC headers.
 Run once after changing the vectors or the codec; the generated files are
-committed, this script only documents where they came from.
+committed, this script only documents where they came from.  It empties the
+folder first, so the minimized fuzzer finds committed there as well
+(docs/fuzzing.md) are deleted: restore them with git before committing.
 """
 import hashlib
 import json
@@ -22,7 +25,7 @@ import struct
 import sys
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', '..')
-captures = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, '..', 'shared', 'captures')
+captures = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, 'test', 'captures')
 outdir = os.path.join(root, 'fuzz', 'corpus', 'fuzz_rpcrdma_hdr')
 
 

@@ -4,9 +4,10 @@
 
 usage: gen_rpcrdma_vectors.py OUT.h rpcrdma.json
 
-test/vectors/rpcrdma.json is a copy of ../shared/spec/test-vectors/rpcrdma.json
-(independently checked by that folder's verify_vectors.py and by Wireshark);
-this script only re-expresses its "expect" objects as C initialisers.  An
+test/vectors/rpcrdma.json was checked independently when it was made (by a
+separate XDR decoder and by Wireshark; its how_derived says how, see
+test/vectors/README.md); this script only re-expresses its "expect" objects as
+C initialisers.  An
 MPA-framed vector (the full-stack FPDU) contributes its RDMAP Send payload:
 the ULPDU minus the 18-octet untagged DDP/RDMAP header.
 """

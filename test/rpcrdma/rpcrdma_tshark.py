@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Our RPC-over-RDMA decoder against Wireshark's, on real Linux NFS/RDMA traffic.
 
-For each capture of ../shared/captures (nfsrdma-v3.pcap, nfsrdma-v4.0.pcap:
-the Linux kernel NFS client and server over siw) this script
+For each capture in the --captures folder (nfsrdma-v3.pcap, nfsrdma-v4.0.pcap:
+the Linux kernel NFS client and server over siw; the meson test passes
+test/captures, see its README.md) this script
 
   1. runs `tshark -n --enable-heuristic iwarp_mpa_tcp --enable-heuristic
      rpcrdma_iwarp -o tcp.reassemble_out_of_order:TRUE -r FILE -T json -x`

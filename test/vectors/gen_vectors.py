@@ -4,9 +4,10 @@
 
 usage: gen_vectors.py OUT.h crc32c.json mpa.json siw-mpa-request.hex [ddp-rdmap.json]
 
-The JSON files are copies of ../shared/spec/test-vectors (independently checked
-by that folder's verify_vectors.py); this script only re-expresses them as C
-initialisers, so the tests compare our code with exactly those bytes.
+The JSON files in test/vectors/ were checked independently when they were made
+(each file's how_derived says how; see test/vectors/README.md); this script only
+re-expresses them as C initialisers, so the tests compare our code with exactly
+those bytes.
 """
 import json
 import sys
@@ -85,7 +86,7 @@ def main():
         w.append('\t{%d, %s, %d},' % (v['emss'], str(v['markers']).lower(), v['mulpdu']))
     w.append('};')
 
-    w.append('/* ../shared/captures/siw-mpa-request.hex: the MPA Request Linux siw sends as rping'
+    w.append('/* test/vectors/siw-mpa-request.hex: the MPA Request Linux siw sends as rping'
              ' initiator (rev 2, S, IRD=ORD=1, no RTR, C=0, M=0). */')
     w.append('static const char siw_mpa_request_hex[] = %s;' % cstr(siw))
     # DDP/RDMAP vectors: every numeric field is int64_t, -1 when the vector does not say.

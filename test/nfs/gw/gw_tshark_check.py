@@ -3,7 +3,7 @@
 """Read a capture of the iWARP leg of iwnfsgw with tshark and check it.
 
 tshark (with the iWARP MPA and RPC-over-RDMA heuristics on, the way
-../shared/captures/README.md decodes the Linux NFS/RDMA captures) must see:
+test/captures/README.md decodes the Linux NFS/RDMA captures) must see:
 
   * the MPA Request and Reply of every connection on the iWARP port;
   * FPDUs whose CRC32c it checks as good, and none bad;
@@ -12,7 +12,7 @@ tshark (with the iWARP MPA and RPC-over-RDMA heuristics on, the way
     Writes (NFS READ data pushed into Write chunks), unless --no-chunks;
   * no malformed packet and no expert error at the MPA, DDP or RDMAP layers.
 
-Known dissector limits (../shared/captures/README.md): tshark does not join
+Known dissector limits (test/captures/README.md): tshark does not join
 Write-chunk data back into an NFS READ reply, so it reports such replies as
 "Malformed" at the NFS layer; that and other complaints above RDMAP are
 counted and printed, not failed.  It also warns on every MPA revision 2
