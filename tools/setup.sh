@@ -28,7 +28,7 @@ shift || true
 # (independent decoder for the interop tests), clang + its runtimes (libFuzzer),
 # liburing (the io_uring I/O engine), libevent (event loops of the tools),
 # nfs-ganesha + rpcbind + libnfs (the NFS server and client of the NFS demo and
-# tests, ../shared/recipes/nfs-test-peers.md).
+# tests; test/nfs/gw/gw_lib.sh starts and configures them).
 packages=(
     gcc libc6-dev make pkg-config meson ninja-build python3
     check libsubunit-dev

@@ -4,7 +4,10 @@
 # gw_lib.sh - shared by tools/demo.sh, tools/bench/bench_nfs.sh and the
 # test/nfs/gw tests: start and stop rpcbind + nfs-ganesha (VFS) on 127.0.0.1
 # with a temporary export, the two iwnfsgw gateways, and timed nfs-cp copies.
-# See ../shared/recipes/nfs-test-peers.md for why each setting is there.
+# Why the settings: ganesha (4.3) exits at start unless rpcbind runs ("Cannot
+# register NFS V3 on TCP"); Graceless skips the 90 s NFSv4 grace period.
+# ganesha keeps files removed behind its back in its cache: use fresh file
+# names in each test.
 #
 # The caller sets (defaults in brackets):
 #   GW_TMP         scratch directory, removed by gw_cleanup [mktemp -d]
