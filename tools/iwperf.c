@@ -18,7 +18,7 @@
  * connections, each with its own QP, and drives them all from one thread.
  *
  * Progress.  Both ends busy-poll: iwv_poll_cq() moves bytes between the
- * sockets and the QPs when the CQ is empty (inline progress, DESIGN.md §3),
+ * sockets and the QPs when the CQ is empty (inline progress, docs/architecture.md §8),
  * and the TCP baseline busy-polls non-blocking sockets the same way, so the
  * two transports pay for the same model.  Work requests are posted in lists,
  * only every Nth is signalled (its completion retires the ones before it,

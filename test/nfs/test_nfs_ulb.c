@@ -5,7 +5,7 @@
  * reduced streams, failed operations as invalid slots, non-eligible programs
  * and procedures, truncation at every length (run under ASan), reply plans,
  * the NFSv4 operation table (nfs_v4.h), and the messages Linux really sent
- * (../shared/captures, see data/gen_nfs_captures.py): the Read chunk
+ * (test/captures, see data/gen_nfs_captures.py): the Read chunk
  * positions and Write chunk lengths of its RPC-over-RDMA headers must match
  * what the walkers report.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iwt_opt.c - the iWARP options every verbs tool shares (DESIGN.md §5).
+ * iwt_opt.c - the iWARP options every verbs tool shares (docs/verbs.md §4.4).
  *
  * Theory of operation.  A tool parses its own command line with getopt_long
  * and forwards every option value at or above IWT_OPT_BASE here, so the

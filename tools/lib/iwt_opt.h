@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iwt_opt.h - the iWARP options every verbs tool shares (DESIGN.md §5):
+ * iwt_opt.h - the iWARP options every verbs tool shares (docs/verbs.md §4.4):
  *   --mpa-rev 1|2  --crc on|off  --markers on|off  --p2p on|off
  *   --rtr write|read|send  --ird N  --ord N  --engine uring|epoll  --trace
  * plus --first-fpdu-delay MS (the Linux siw start-up pause) and
