@@ -71,6 +71,7 @@
 #include "iwt_num.h"
 #include "iwt_pattern.h"
 #include "iwt_rtr.h"
+#include "iwt_sock.h"
 
 #define IWMPA_DEFAULT_PORT    5044
 
@@ -1343,34 +1344,15 @@ out:
 
 static int run_initiator(const struct iwmpa_opts *o)
 {
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
-	struct addrinfo *res, *ai;
 	char desc[IWT_ADDR_STRLEN];
-	int fd = -1, r, rc;
+	const char *why;
+	int fd, rc;
 
-	r = getaddrinfo(o->addr, o->port, &hints, &res);
-	if (r != 0) {
-		errf("initiator", "%s port %s: %s", o->addr, o->port, gai_strerror(r));
-		return IWT_EXIT_FAIL;
-	}
-	for (ai = res; ai; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd < 0)
-			continue;
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-			break;
-		r = errno;
-		close(fd);
-		fd = -1;
-		errno = r;
-	}
+	fd = iwt_tcp_open(o->addr, o->port, false, 0, desc, sizeof(desc), &why);
 	if (fd < 0) {
-		errf("initiator", "connect to %s port %s: %s", o->addr, o->port, strerror(errno));
-		freeaddrinfo(res);
+		errf("initiator", "connect to %s port %s: %s", o->addr, o->port, why);
 		return IWT_EXIT_FAIL;
 	}
-	iwt_addr_format(ai->ai_addr, desc, sizeof(desc));
-	freeaddrinfo(res);
 	if (g_verbose >= 0)
 		printf("initiator: connected to %s\n", desc);
 	rc = run_conn(o, fd, true);
@@ -1380,36 +1362,15 @@ static int run_initiator(const struct iwmpa_opts *o)
 
 static int run_responder(const struct iwmpa_opts *o)
 {
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
-	struct addrinfo *res, *ai;
 	char desc[IWT_ADDR_STRLEN];
-	int lfd = -1, r, rc = IWT_EXIT_OK, one = 1;
+	const char *why;
+	int lfd, rc = IWT_EXIT_OK;
 
-	r = getaddrinfo(o->addr, o->port, &hints, &res);
-	if (r != 0) {
-		errf("responder", "%s port %s: %s", o->addr, o->port, gai_strerror(r));
-		return IWT_EXIT_FAIL;
-	}
-	for (ai = res; ai; ai = ai->ai_next) {
-		lfd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-		if (lfd < 0)
-			continue;
-		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(lfd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(lfd, 4) == 0)
-			break;
-		r = errno;
-		close(lfd);
-		lfd = -1;
-		errno = r;
-	}
+	lfd = iwt_tcp_open(o->addr, o->port, true, 4, desc, sizeof(desc), &why);
 	if (lfd < 0) {
-		errf("responder", "listen on %s port %s: %s", o->addr, o->port, strerror(errno));
-		freeaddrinfo(res);
+		errf("responder", "listen on %s port %s: %s", o->addr, o->port, why);
 		return IWT_EXIT_FAIL;
 	}
-	iwt_addr_format(ai->ai_addr, desc, sizeof(desc));
-	freeaddrinfo(res);
 	if (g_verbose >= 0)
 		printf("responder: listening on %s\n", desc);
 	fflush(stdout);

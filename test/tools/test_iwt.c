@@ -9,6 +9,7 @@
  * value 'X' for OPT: WHY" lines.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
@@ -29,6 +30,7 @@
 #include "iwt_opt.h"
 #include "iwt_pattern.h"
 #include "iwt_rtr.h"
+#include "iwt_sock.h"
 #include "th.h"
 
 /* ---------------------------------------------------------------------- */
@@ -751,6 +753,39 @@ START_TEST(log_levels_have_names)
 }
 END_TEST
 
+/* A listener on an ephemeral port, a client connected to it, and the two
+ * failures: a name that does not resolve and a port nobody listens on. */
+START_TEST(tcp_open_listens_connects_and_says_why_it_cannot)
+{
+	char ldesc[IWT_ADDR_STRLEN], cdesc[IWT_ADDR_STRLEN], port[8];
+	const char *why = NULL, *colon;
+	int lfd, cfd, afd;
+
+	lfd = iwt_tcp_open("127.0.0.1", "0", true, 4, ldesc, sizeof(ldesc), &why);
+	ck_assert_int_ge(lfd, 0);
+	ck_assert(strncmp(ldesc, "127.0.0.1:", 10) == 0);
+	colon = strrchr(ldesc, ':');
+	ck_assert_int_gt(atoi(colon + 1), 0);
+	snprintf(port, sizeof(port), "%s", colon + 1);
+	cfd = iwt_tcp_open("127.0.0.1", port, false, 0, cdesc, sizeof(cdesc), &why);
+	ck_assert_int_ge(cfd, 0);
+	ck_assert_str_eq(cdesc, ldesc);
+	afd = accept(lfd, NULL, NULL);
+	ck_assert_int_ge(afd, 0);
+	close(afd);
+	close(cfd);
+	close(lfd);
+	/* nobody listens there any more */
+	ck_assert_int_eq(iwt_tcp_open("127.0.0.1", port, false, 0, cdesc, sizeof(cdesc), &why), -1);
+	ck_assert_str_eq(why, strerror(ECONNREFUSED));
+	why = NULL;
+	ck_assert_int_eq(
+		iwt_tcp_open("no such host.invalid", "1", false, 0, cdesc, sizeof(cdesc), &why),
+		-1);
+	ck_assert_ptr_nonnull(why);
+}
+END_TEST
+
 static Suite *tools_suite(void)
 {
 	Suite *s = suite_create("tools");
@@ -777,6 +812,7 @@ static Suite *tools_suite(void)
 		     opt_refusals_say_what_and_why_in_one_line,
 		     opt_describe_names_the_rtr_forms_with_p2p);
 	TH_ADD_TCASE(s, "err", messages_have_one_shape, log_levels_have_names);
+	TH_ADD_TCASE(s, "sock", tcp_open_listens_connects_and_says_why_it_cannot);
 	return s;
 }
 
