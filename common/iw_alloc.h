@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iw_alloc.h - the allocator hook.  Every allocation of the stack goes through
- * these, so tests can inject failures (failmalloc style) and embedders can
- * supply their own allocator.
+ * iw_alloc.h - the allocator hook.  Every allocation of the sans-I/O layers
+ * (MPA, DDP, RDMAP) goes through these, so tests can inject failures
+ * (failmalloc style) and embedders can supply their own allocator.  The
+ * verbs layer and the RPC-over-RDMA transport use the C library's.
  */
 #ifndef IW_ALLOC_H
 #define IW_ALLOC_H

@@ -48,4 +48,24 @@ const char *iw_errtab_name(const struct iw_err_desc *tab, size_t n, int err,
 const char *iw_errtab_text(const struct iw_err_desc *tab, size_t n, int err,
 			   const char *(*below)(int err));
 
+/* A layer's PREFIX_err_term() over its table (public header: IW_EINVAL for
+ * a code without a row). */
+#define IW_ERRTAB_TERM_FN(prefix, tab)                                                             \
+	int prefix##_err_term(int err, struct iw_term_code *t)                                     \
+	{                                                                                          \
+		return iw_errtab_term(tab, sizeof(tab) / sizeof((tab)[0]), err, t);                \
+	}
+
+/* A layer's PREFIX_errname() and PREFIX_strerror() over its table; other
+ * codes go to below_name / below_text. */
+#define IW_ERRTAB_NAME_FNS(prefix, tab, below_name, below_text)                                    \
+	const char *prefix##_errname(int err)                                                      \
+	{                                                                                          \
+		return iw_errtab_name(tab, sizeof(tab) / sizeof((tab)[0]), err, below_name);       \
+	}                                                                                          \
+	const char *prefix##_strerror(int err)                                                     \
+	{                                                                                          \
+		return iw_errtab_text(tab, sizeof(tab) / sizeof((tab)[0]), err, below_text);       \
+	}
+
 #endif /* IWARP_IW_ERRTAB_H */

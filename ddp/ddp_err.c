@@ -12,7 +12,6 @@
  */
 #include <iwarp/ddp.h>
 
-#include "iw_bytes.h"
 #include "iw_errtab.h"
 
 /* RFC 5041 §7.2 Error Types. */
@@ -52,17 +51,5 @@ static const struct iw_err_desc ddp_errs[] = {
 	IW_ERR_LOCAL(IW_EDDP_STAG_UNKNOWN, "STag not registered"),
 };
 
-int ddp_err_term(int err, struct iw_term_code *t)
-{
-	return iw_errtab_term(ddp_errs, IW_ARRAY_SIZE(ddp_errs), err, t);
-}
-
-const char *ddp_errname(int err)
-{
-	return iw_errtab_name(ddp_errs, IW_ARRAY_SIZE(ddp_errs), err, iw_errname);
-}
-
-const char *ddp_strerror(int err)
-{
-	return iw_errtab_text(ddp_errs, IW_ARRAY_SIZE(ddp_errs), err, iw_strerror);
-}
+IW_ERRTAB_TERM_FN(ddp, ddp_errs)
+IW_ERRTAB_NAME_FNS(ddp, ddp_errs, iw_errname, iw_strerror)

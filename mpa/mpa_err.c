@@ -14,7 +14,6 @@
  */
 #include <iwarp/mpa.h>
 
-#include "iw_bytes.h"
 #include "iw_errtab.h"
 
 #define LLP(c, text, code) IW_ERR_TERM(c, text, IW_TERM_LAYER_LLP, IW_TERM_LLP_ETYPE_MPA, code)
@@ -52,17 +51,5 @@ static const struct iw_err_desc mpa_errs[] = {
 	LLP(IW_EMPA_RTR, "MPA no matching RTR option", IW_TERM_LLP_RTR),
 };
 
-int mpa_err_term(int err, struct iw_term_code *t)
-{
-	return iw_errtab_term(mpa_errs, IW_ARRAY_SIZE(mpa_errs), err, t);
-}
-
-const char *mpa_errname(int err)
-{
-	return iw_errtab_name(mpa_errs, IW_ARRAY_SIZE(mpa_errs), err, iw_errname);
-}
-
-const char *mpa_strerror(int err)
-{
-	return iw_errtab_text(mpa_errs, IW_ARRAY_SIZE(mpa_errs), err, iw_strerror);
-}
+IW_ERRTAB_TERM_FN(mpa, mpa_errs)
+IW_ERRTAB_NAME_FNS(mpa, mpa_errs, iw_errname, iw_strerror)

@@ -92,17 +92,15 @@ void mpa_config_default(struct mpa_config *cfg)
 {
 	if (!cfg)
 		return;
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->rev = MPA_REV2;
-	/* RFC 5044 §4.4: CRC must be on unless an administrator turns it off. */
-	cfg->crc = true;
-	cfg->markers = false;
-	cfg->accept_markers = true;
-	cfg->p2p = false;
-	cfg->rtr = MPA_RTR_ALL;
-	cfg->ird = MPA_DEFAULT_IRD;
-	cfg->ord = MPA_DEFAULT_ORD;
-	cfg->timeout_ns = MPA_DEFAULT_TIMEOUT_NS;
+	/* RFC 5044 §4.4: CRC must be on unless an administrator turns it off.
+	 * Markers off, peer-to-peer off: what Linux siw expects. */
+	*cfg = (struct mpa_config){.rev = MPA_REV2,
+				   .crc = true,
+				   .accept_markers = true,
+				   .rtr = MPA_RTR_ALL,
+				   .ird = MPA_DEFAULT_IRD,
+				   .ord = MPA_DEFAULT_ORD,
+				   .timeout_ns = MPA_DEFAULT_TIMEOUT_NS};
 }
 
 static bool mpa_setup_terminal(const struct mpa_setup *s)

@@ -20,7 +20,6 @@
 #include <iwarp/mpa.h>
 #include <iwarp/rdmap.h>
 
-#include "iw_bytes.h"
 #include "iw_errtab.h"
 
 /* Error Types of Layer 0 (RFC 5040 §4.8). */
@@ -71,10 +70,7 @@ static bool is_ddp(int err)
 	return err <= -200 && err >= -299;
 }
 
-int rdmap_err_term(int err, struct iw_term_code *t)
-{
-	return iw_errtab_term(rdmap_errs, IW_ARRAY_SIZE(rdmap_errs), err, t);
-}
+IW_ERRTAB_TERM_FN(rdmap, rdmap_errs)
 
 void iw_err_term(int err, struct iw_term_code *t)
 {
@@ -104,12 +100,4 @@ static const char *below_text(int err)
 	return is_mpa(err) ? mpa_strerror(err) : is_ddp(err) ? ddp_strerror(err) : iw_strerror(err);
 }
 
-const char *rdmap_errname(int err)
-{
-	return iw_errtab_name(rdmap_errs, IW_ARRAY_SIZE(rdmap_errs), err, below_name);
-}
-
-const char *rdmap_strerror(int err)
-{
-	return iw_errtab_text(rdmap_errs, IW_ARRAY_SIZE(rdmap_errs), err, below_text);
-}
+IW_ERRTAB_NAME_FNS(rdmap, rdmap_errs, below_name, below_text)

@@ -9,7 +9,6 @@
 #include <iwarp/rdmap.h>
 #include <iwarp/rpcrdma_wire.h>
 
-#include "iw_bytes.h"
 #include "iw_errtab.h"
 
 static const struct iw_err_desc rpcrdma_errs[] = {
@@ -37,12 +36,4 @@ static const struct iw_err_desc rpcrdma_errs[] = {
 	IW_ERR_LOCAL(IW_ERPC_RDMA, "RDMA Read or Write of a chunk failed"),
 };
 
-const char *rpcrdma_errname(int err)
-{
-	return iw_errtab_name(rpcrdma_errs, IW_ARRAY_SIZE(rpcrdma_errs), err, rdmap_errname);
-}
-
-const char *rpcrdma_strerror(int err)
-{
-	return iw_errtab_text(rpcrdma_errs, IW_ARRAY_SIZE(rpcrdma_errs), err, rdmap_strerror);
-}
+IW_ERRTAB_NAME_FNS(rpcrdma, rpcrdma_errs, rdmap_errname, rdmap_strerror)

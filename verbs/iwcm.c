@@ -158,20 +158,26 @@ static void set_state(struct iwcm_id_int *id, enum id_state st)
 	id->state = st;
 }
 
+/* The MPA options of an id and the mpa_config they become (both directions). */
+static void mpa_opts_from(const struct mpa_config *c, struct iwcm_options *o)
+{
+	o->mpa_rev = c->rev;
+	o->crc = c->crc;
+	o->markers = c->markers;
+	o->accept_markers = c->accept_markers;
+	o->p2p = c->p2p;
+	o->rtr = c->rtr;
+	o->timeout_ms = (uint32_t)(c->timeout_ns / 1000000u);
+}
+
+/* The MPA layer's defaults (mpa_config_default), and the CM's own timers. */
 void iwcm_options_default(struct iwcm_options *opt)
 {
-	memset(opt, 0, sizeof(*opt));
-	opt->mpa_rev = MPA_REV2;
-	opt->crc = true;
-	opt->markers = false;
-	opt->accept_markers = true;
-	opt->p2p = false;
-	opt->rtr = MPA_RTR_ALL;
-	opt->timeout_ms = 10000;
-	opt->first_fpdu_delay_ms = 20;
-	opt->close_timeout_ms = 2000;
-	opt->mulpdu_max = 0;
-	opt->trace = false;
+	struct mpa_config c;
+
+	mpa_config_default(&c);
+	*opt = (struct iwcm_options){.first_fpdu_delay_ms = 20, .close_timeout_ms = 2000};
+	mpa_opts_from(&c, opt);
 }
 
 static const char *const event_names[] = {
@@ -543,16 +549,15 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n)
 static void mpa_config_from(const struct iwcm_options *o, uint8_t ird, uint8_t ord,
 			    struct mpa_config *c)
 {
-	mpa_config_default(c);
-	c->rev = o->mpa_rev;
-	c->crc = o->crc;
-	c->markers = o->markers;
-	c->accept_markers = o->accept_markers;
-	c->p2p = o->p2p;
-	c->rtr = o->rtr;
-	c->ird = ird ? ird : IWV_QP_RD_DEFAULT;
-	c->ord = ord ? ord : IWV_QP_RD_DEFAULT;
-	c->timeout_ns = (uint64_t)o->timeout_ms * 1000000u;
+	*c = (struct mpa_config){.rev = o->mpa_rev,
+				 .crc = o->crc,
+				 .markers = o->markers,
+				 .accept_markers = o->accept_markers,
+				 .p2p = o->p2p,
+				 .rtr = o->rtr,
+				 .ird = ird ? ird : IWV_QP_RD_DEFAULT,
+				 .ord = ord ? ord : IWV_QP_RD_DEFAULT,
+				 .timeout_ns = (uint64_t)o->timeout_ms * 1000000u};
 }
 
 static void on_reply(struct iwcm_id_int *id, const uint8_t *rest, size_t rest_len)
@@ -948,18 +953,11 @@ static int fail(int e)
 struct iwcm_event_channel *iwcm_create_event_channel_ctx(struct iwv_context *context)
 {
 	struct iwv_ctx *ctx = ctx_of(context);
-	struct iwcm_chan_int *ch;
+	struct iwcm_chan_int *ch = iwv_ctx_obj_new(ctx, sizeof(*ch));
 	int r;
 
-	if (!ctx) {
-		errno = EINVAL;
+	if (!ch)
 		return NULL;
-	}
-	ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	ch->ctx = ctx;
 	r = iwv_chan_fds_open(ctx, &ch->efd, &ch->pub.fd);
 	if (r != IW_OK) {

@@ -29,18 +29,11 @@
 struct iwv_comp_channel *iwv_create_comp_channel(struct iwv_context *context)
 {
 	struct iwv_ctx *ctx = ctx_of(context);
-	struct iwv_chan_int *ch;
+	struct iwv_chan_int *ch = iwv_ctx_obj_new(ctx, sizeof(*ch));
 	int r;
 
-	if (!ctx) {
-		errno = EINVAL;
+	if (!ch)
 		return NULL;
-	}
-	ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	ch->pub.context = context;
 	r = iwv_chan_fds_open(ctx, &ch->efd, &ch->pub.fd);
 	if (r != IW_OK) {

@@ -292,6 +292,20 @@ int iwv_query_device(struct iwv_context *context, struct iwv_device_attr *attr)
 	return 0;
 }
 
+void *iwv_ctx_obj_new(struct iwv_ctx *ctx, size_t size)
+{
+	void *p;
+
+	if (!ctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, size);
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
+
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct iwv_ctx *default_ctx;
 

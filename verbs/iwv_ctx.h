@@ -67,6 +67,11 @@ uint64_t iwv_now_ns(void);
  * its lifetime (NULL with errno if it cannot be opened). */
 struct iwv_ctx *iwv_default_ctx_get(void);
 
+/* A zeroed object of `size` octets for a constructor of the verbs API (free
+ * it with free()): NULL with errno EINVAL when there is no context, ENOMEM
+ * when there is no memory. */
+void *iwv_ctx_obj_new(struct iwv_ctx *ctx, size_t size);
+
 /* Lock held for all of these. */
 
 /* One non-blocking pass: engine I/O, then due timers.  Returns the engine's

@@ -19,17 +19,10 @@
 struct iwv_pd *iwv_alloc_pd(struct iwv_context *context)
 {
 	struct iwv_ctx *ctx = ctx_of(context);
-	struct iwv_pd_int *pd;
+	struct iwv_pd_int *pd = iwv_ctx_obj_new(ctx, sizeof(*pd));
 
-	if (!ctx) {
-		errno = EINVAL;
+	if (!pd)
 		return NULL;
-	}
-	pd = calloc(1, sizeof(*pd));
-	if (!pd) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	pthread_mutex_lock(&ctx->lock);
 	pd->pub.context = context;
 	pd->pub.handle = ctx->next_handle++;
@@ -106,13 +99,14 @@ struct iwv_mr *iwv_reg_mr(struct iwv_pd *pd, void *addr, size_t length, int acce
 		errno = iwv_errno(r);
 		return NULL;
 	}
-	mr->context = pd->context;
-	mr->pd = pd;
-	mr->addr = addr;
-	mr->length = length;
-	mr->handle = stag;
-	mr->lkey = stag;
-	mr->rkey = stag;
+	/* lkey = rkey = handle = the STag */
+	*mr = (struct iwv_mr){.context = pd->context,
+			      .pd = pd,
+			      .addr = addr,
+			      .length = length,
+			      .handle = stag,
+			      .lkey = stag,
+			      .rkey = stag};
 	return mr;
 }
 

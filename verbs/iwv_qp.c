@@ -29,27 +29,25 @@
 #include "iw_bytes.h"
 #include "iwv_obj.h"
 
+/* rdmap_qp's completion statuses as ibverbs ones (the same meanings). */
+static const enum iwv_wc_status wc_status_of[] = {
+	[RDMAP_WC_SUCCESS] = IWV_WC_SUCCESS,
+	[RDMAP_WC_LOC_LEN_ERR] = IWV_WC_LOC_LEN_ERR,
+	[RDMAP_WC_LOC_PROT_ERR] = IWV_WC_LOC_PROT_ERR,
+	[RDMAP_WC_WR_FLUSH_ERR] = IWV_WC_WR_FLUSH_ERR,
+	[RDMAP_WC_REM_ACCESS_ERR] = IWV_WC_REM_ACCESS_ERR,
+	[RDMAP_WC_REM_OP_ERR] = IWV_WC_REM_OP_ERR,
+	[RDMAP_WC_REM_INV_REQ_ERR] = IWV_WC_REM_INV_REQ_ERR,
+	[RDMAP_WC_GENERAL_ERR] = IWV_WC_GENERAL_ERR,
+};
+
 static enum iwv_wc_status wc_status(enum rdmap_wc_status s)
 {
-	switch (s) {
-	case RDMAP_WC_SUCCESS:
-		return IWV_WC_SUCCESS;
-	case RDMAP_WC_LOC_LEN_ERR:
-		return IWV_WC_LOC_LEN_ERR;
-	case RDMAP_WC_LOC_PROT_ERR:
-		return IWV_WC_LOC_PROT_ERR;
-	case RDMAP_WC_WR_FLUSH_ERR:
-		return IWV_WC_WR_FLUSH_ERR;
-	case RDMAP_WC_REM_ACCESS_ERR:
-		return IWV_WC_REM_ACCESS_ERR;
-	case RDMAP_WC_REM_OP_ERR:
-		return IWV_WC_REM_OP_ERR;
-	case RDMAP_WC_REM_INV_REQ_ERR:
-		return IWV_WC_REM_INV_REQ_ERR;
-	case RDMAP_WC_GENERAL_ERR:
-	default:
-		return IWV_WC_GENERAL_ERR;
-	}
+	/* IWV_WC_SUCCESS is 0: a status without an entry must not read as success */
+	if ((unsigned)s < IW_ARRAY_SIZE(wc_status_of) &&
+	    (s == RDMAP_WC_SUCCESS || wc_status_of[s] != IWV_WC_SUCCESS))
+		return wc_status_of[s];
+	return IWV_WC_GENERAL_ERR;
 }
 
 static const char *const wc_status_names[] = {
