@@ -695,6 +695,29 @@ START_TEST(opt_describe_names_the_rtr_forms_with_p2p)
 }
 END_TEST
 
+START_TEST(opt_context_attr_carries_engine_and_thread_only)
+{
+	struct iwv_context_attr def, attr;
+	struct iwt_opt o;
+
+	iwv_context_attr_default(&def);
+	iwt_opt_init(&o);
+	iwt_opt_context_attr(&o, &attr);
+	/* nothing given: the library defaults, IWARP_ENGINE* still decide */
+	ck_assert_int_eq(attr.engine, IWV_ENGINE_DEFAULT);
+	ck_assert_int_eq(attr.engine_thread, def.engine_thread);
+	ck_assert_uint_eq(attr.max_mr, def.max_mr);
+	ck_assert_uint_eq(attr.rx_buf_size, def.rx_buf_size);
+	ck_assert_int_eq(opt(&o, IWT_OPT_ENGINE, "uring"), 0);
+	o.engine_thread = true;
+	iwt_opt_context_attr(&o, &attr);
+	ck_assert_int_eq(attr.engine, IWV_ENGINE_URING);
+	ck_assert_int_eq(attr.engine_thread, 1);
+	ck_assert_uint_eq(attr.max_mr, def.max_mr);
+	ck_assert_uint_eq(attr.rx_buf_size, def.rx_buf_size);
+}
+END_TEST
+
 static int run_num(const void *arg)
 {
 	uint64_t v;
@@ -810,7 +833,8 @@ static Suite *tools_suite(void)
 		     ms_until_rounds_up_and_knows_no_deadline);
 	TH_ADD_TCASE(s, "opt", opt_defaults_are_the_library_defaults, opt_values_are_stored,
 		     opt_refusals_say_what_and_why_in_one_line,
-		     opt_describe_names_the_rtr_forms_with_p2p);
+		     opt_describe_names_the_rtr_forms_with_p2p,
+		     opt_context_attr_carries_engine_and_thread_only);
 	TH_ADD_TCASE(s, "err", messages_have_one_shape, log_levels_have_names);
 	TH_ADD_TCASE(s, "sock", tcp_open_listens_connects_and_says_why_it_cannot);
 	return s;

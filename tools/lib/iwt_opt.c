@@ -152,6 +152,15 @@ static void trace_sink(void *ctx, enum iw_log_level level, const char *msg)
 	fprintf(stderr, "%s: %s: %s\n", trace_prog, iwt_log_level_name(level), msg);
 }
 
+void iwt_opt_context_attr(const struct iwt_opt *o, struct iwv_context_attr *attr)
+{
+	iwv_context_attr_default(attr);
+	attr->engine = o->engine;
+	/* without --engine-thread, IWARP_ENGINE_THREAD still decides */
+	if (o->engine_thread)
+		attr->engine_thread = 1;
+}
+
 struct iwv_context *iwt_opt_open(const struct iwt_opt *o, const char *prog)
 {
 	struct iwv_context_attr attr;
@@ -161,11 +170,7 @@ struct iwv_context *iwt_opt_open(const struct iwt_opt *o, const char *prog)
 		trace_prog = prog;
 		iw_log_set(trace_sink, NULL, IW_LOG_TRACE);
 	}
-	iwv_context_attr_default(&attr);
-	attr.engine = o->engine;
-	/* without --engine-thread, IWARP_ENGINE_THREAD still decides */
-	if (o->engine_thread)
-		attr.engine_thread = 1;
+	iwt_opt_context_attr(o, &attr);
 	ctx = iwv_open_context(&attr);
 	if (!ctx) {
 		int err = errno;

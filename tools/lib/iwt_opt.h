@@ -69,6 +69,11 @@ void iwt_opt_init(struct iwt_opt *o);
 int iwt_opt_parse(struct iwt_opt *o, const char *prog, int c, const char *arg);
 /* The --help paragraph describing these options (man-page style, 80 columns). */
 void iwt_opt_help(FILE *f);
+/* The verbs context attributes the options say (engine, thread; the rest the
+ * library defaults), for iwv_open_context or a library that opens the
+ * context itself (rpcrdma_config.verbs).  Without --engine-thread,
+ * IWARP_ENGINE_THREAD still decides; without --engine, IWARP_ENGINE. */
+void iwt_opt_context_attr(const struct iwt_opt *o, struct iwv_context_attr *attr);
 /* Open a context as the options say (engine, thread).  NULL + message on failure. */
 struct iwv_context *iwt_opt_open(const struct iwt_opt *o, const char *prog);
 /* Apply cm options to an id; and the conn_param IRD/ORD. */
