@@ -128,7 +128,6 @@ void gw_kick(struct gw *gw);
 /* Add a closed connection's counters to the totals and print its last line. */
 void gw_conn_retire(struct gw *gw, const struct gw_conn_report *r);
 void gw_report_print(struct gw *gw, const struct gw_conn_report *r, const char *what);
-void gw_rdma_config(const struct gw *gw, struct rpcrdma_config *cfg);
 
 /* gw_server.c / gw_client.c: 0 or -1 (message logged). */
 int gw_server_start(struct gw *gw);

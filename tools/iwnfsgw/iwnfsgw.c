@@ -274,9 +274,15 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(gw->base, NULL);
 }
 
-void gw_rdma_config(const struct gw *gw, struct rpcrdma_config *cfg)
+/* The transport's configuration from the options; *verbs (the engine and
+ * engine thread of --engine / --engine-thread) must live until
+ * rpcrdma_ctx_create has read it. */
+static void gw_rdma_config(const struct gw *gw, struct rpcrdma_config *cfg,
+			   struct iwv_context_attr *verbs)
 {
 	rpcrdma_config_init(cfg);
+	iwt_opt_context_attr(&gw->o.iw, verbs);
+	cfg->verbs = verbs;
 	cfg->inline_recv = gw->o.inline_size;
 	cfg->inline_send = gw->o.inline_size;
 	cfg->credits = gw->o.credits;
@@ -608,18 +614,6 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	return 0;
 }
 
-/* The engine options have no field in rpcrdma_config: the verbs context the
- * transport opens reads them from the environment. */
-static void apply_engine_env(const struct gw_opts *o)
-{
-	if (o->iw.engine == IWV_ENGINE_URING)
-		setenv("IWARP_ENGINE", "uring", 1);
-	else if (o->iw.engine == IWV_ENGINE_EPOLL)
-		setenv("IWARP_ENGINE", "epoll", 1);
-	if (o->iw.engine_thread)
-		setenv("IWARP_ENGINE_THREAD", "1", 1);
-}
-
 static void trace_sink(void *ctx, enum iw_log_level level, const char *msg)
 {
 	gw_log(NULL, "trace: %s", msg);
@@ -629,6 +623,7 @@ int main(int argc, char **argv)
 {
 	struct gw gw;
 	struct rpcrdma_config cfg;
+	struct iwv_context_attr verbs;
 	char desc[128];
 	int rc;
 
@@ -643,7 +638,6 @@ int main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, (int)(gw.o.max_record + (1u << 20)));
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	signal(SIGPIPE, SIG_IGN);
-	apply_engine_env(&gw.o);
 	if (gw.o.iw.cm.trace)
 		iw_log_set(trace_sink, NULL, IW_LOG_TRACE);
 
@@ -652,7 +646,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot create the event loop\n", GW_PROG);
 		return IWT_EXIT_FAIL;
 	}
-	gw_rdma_config(&gw, &cfg);
+	gw_rdma_config(&gw, &cfg, &verbs);
 	gw.ctx = rpcrdma_ctx_create(&cfg);
 	if (!gw.ctx) {
 		fprintf(stderr, "%s: cannot start the RPC-over-RDMA transport: %s\n", GW_PROG,
