@@ -57,6 +57,7 @@
 #include <iwarp/rpcrdma.h>
 
 #include "gw_int.h"
+#include "iw_list.h"
 
 #define GW_BEV_IO (256u << 10)
 #define GW_PAUSE  (-100) /* local_record: stop reading, leave the rest buffered */
@@ -64,27 +65,14 @@
  * this, go on below half of it. */
 #define GW_OUT_HIGH (16u << 20)
 
-struct bcpend {
-	TAILQ_ENTRY(bcpend) link;
-	struct rpcrdma_req *req;
-	uint32_t xid;
-};
-
 struct cconn {
-	TAILQ_ENTRY(cconn) link;
-	struct gw *gw;
-	unsigned id;
+	struct gw_conn conn;	 /* id, peer, rc, counters: listed in gw->conns */
 	struct bufferevent *bev; /* the local client; NULL once closed */
-	struct rpcrdma_conn *rc; /* NULL once CLOSED */
-	char peer[IWT_ADDR_STRLEN];
 	bool rdma_up, ever_up, paused, closing;
 	bool in_read; /* inside on_local_read: no re-entry from a reply callback */
 	struct gw_rm_reader rm;
 	unsigned outstanding;
-	TAILQ_HEAD(, bcpend) bc;
-	struct gw_counters c;
-	struct rpcrdma_stats rs;
-	bool have_rs, retired;
+	struct gw_pendq bc; /* backchannel calls the client is to answer */
 };
 
 struct call_token {
@@ -93,14 +81,9 @@ struct call_token {
 	size_t len;
 };
 
-struct cli {
-	struct evconnlistener *l;
-	TAILQ_HEAD(, cconn) conns;
-};
-
-static struct cli *cli_of(struct gw *gw)
+static struct cconn *cconn_of(struct gw_conn *conn)
 {
-	return gw->mode;
+	return iw_container_of(conn, struct cconn, conn);
 }
 
 static unsigned pause_limit(const struct gw *gw)
@@ -108,41 +91,30 @@ static unsigned pause_limit(const struct gw *gw)
 	return 2u * gw->o.credits;
 }
 
-static void cconn_report(struct cconn *cc, struct gw_conn_report *r)
+static const char *cconn_state(struct gw_conn *conn)
 {
-	memset(r, 0, sizeof(*r));
-	r->id = cc->id;
-	r->peer = cc->peer;
-	r->state = cc->rdma_up		 ? "up"
-		   : !cc->bev || !cc->rc ? "closed"
-		   : cc->ever_up	 ? "reconnecting"
-					 : "connecting";
-	r->c = cc->c;
-	if (cc->rc && !rpcrdma_conn_stats(cc->rc, &cc->rs))
-		cc->have_rs = true;
-	r->have_rdma = cc->have_rs;
-	r->rs = cc->rs;
+	struct cconn *cc = cconn_of(conn);
+
+	return cc->rdma_up		  ? "up"
+	       : !cc->bev || !cc->conn.rc ? "closed"
+	       : cc->ever_up		  ? "reconnecting"
+					  : "connecting";
 }
 
+static void cconn_release(struct gw_conn *conn);
+
+/* Free the connection once both sides are closed and no call is out. */
 static void cconn_maybe_free(struct cconn *cc)
 {
-	if (cc->bev || cc->rc || cc->outstanding)
+	if (cc->bev || cc->conn.rc || cc->outstanding)
 		return;
-	if (!cc->retired) {
-		struct gw_conn_report r;
-
-		cconn_report(cc, &r);
-		gw_conn_retire(cc->gw, &r);
-	}
-	TAILQ_REMOVE(&cli_of(cc->gw)->conns, cc, link);
-	cc->gw->nconns--;
-	gw_rm_fini(&cc->rm);
-	free(cc);
+	gw_conn_retire(&cc->conn);
+	cconn_release(&cc->conn);
 }
 
 static void local_close(struct cconn *cc)
 {
-	struct bcpend *b;
+	struct gw_pend *b;
 
 	if (cc->bev) {
 		bufferevent_free(cc->bev);
@@ -153,9 +125,9 @@ static void local_close(struct cconn *cc)
 		rpcrdma_req_drop(b->req);
 		free(b);
 	}
-	if (cc->rc)
-		rpcrdma_close(cc->rc); /* CLOSED comes from rpcrdma_ctx_process */
-	gw_kick(cc->gw);
+	if (cc->conn.rc)
+		rpcrdma_close(cc->conn.rc); /* CLOSED comes from rpcrdma_ctx_process */
+	gw_kick(cc->conn.gw);
 }
 
 static void on_local_flushed(struct bufferevent *bev, void *arg)
@@ -187,7 +159,7 @@ static void local_close_flushed(struct cconn *cc)
 
 static bool must_pause(struct cconn *cc)
 {
-	return cc->outstanding >= pause_limit(cc->gw) ||
+	return cc->outstanding >= pause_limit(cc->conn.gw) ||
 	       evbuffer_get_length(bufferevent_get_output(cc->bev)) > GW_OUT_HIGH;
 }
 
@@ -214,7 +186,7 @@ static void answer_system_err(struct cconn *cc, uint32_t xid)
 {
 	uint8_t err[GW_RPC_ERR_REPLY_LEN];
 
-	cc->c.errors++;
+	cc->conn.c.errors++;
 	if (!cc->bev)
 		return;
 	gw_rpc_system_err(err, xid);
@@ -228,15 +200,16 @@ static void on_reply(void *arg, int status, const uint8_t *reply, size_t len)
 
 	cc->outstanding--;
 	if (status == 0 && reply && len >= GW_RPC_HDR_MIN) {
-		cc->c.replies++;
-		cc->c.bytes_replies += len;
+		cc->conn.c.replies++;
+		cc->conn.c.bytes_replies += len;
 		if (cc->bev && gw_rm_write(bufferevent_get_output(cc->bev), reply, len, 0))
-			cc->c.dropped++;
-		gw_debug(cc->gw, "conn %u: reply xid %#x %zu octets", cc->id, t->xid, len);
+			cc->conn.c.dropped++;
+		gw_debug(cc->conn.gw, "conn %u: reply xid %#x %zu octets", cc->conn.id, t->xid,
+			 len);
 	} else {
 		if (status != IW_ERPC_SHUTDOWN || cc->bev)
-			gw_log(cc->gw, "conn %u: call xid %#x (%zu octets) failed: %s%s", cc->id,
-			       t->xid, t->len, rpcrdma_errname(status),
+			gw_log(cc->conn.gw, "conn %u: call xid %#x (%zu octets) failed: %s%s",
+			       cc->conn.id, t->xid, t->len, rpcrdma_errname(status),
 			       cc->bev ? "; answered SYSTEM_ERR" : "");
 		answer_system_err(cc, t->xid);
 	}
@@ -253,7 +226,7 @@ static int local_call(struct cconn *cc, uint8_t *rec, size_t len)
 	uint32_t prog, vers, proc;
 	int rc;
 
-	if (!cc->rc) {
+	if (!cc->conn.rc) {
 		answer_system_err(cc, xid);
 		return 0;
 	}
@@ -266,60 +239,44 @@ static int local_call(struct cconn *cc, uint8_t *rec, size_t len)
 	t->xid = xid;
 	t->len = len;
 	memset(&opts, 0, sizeof(opts));
-	opts.timeout_ms = cc->gw->o.call_timeout;
-	rc = rpcrdma_call(cc->rc, rec, len, &opts, on_reply, t, NULL);
+	opts.timeout_ms = cc->conn.gw->o.call_timeout;
+	rc = rpcrdma_call(cc->conn.rc, rec, len, &opts, on_reply, t, NULL);
 	if (rc) {
 		free(t);
 		if (rc == iw_err_sys(EEXIST)) {
 			/* a retransmission: the outstanding call's reply answers it */
-			gw_debug(cc->gw,
+			gw_debug(cc->conn.gw,
 				 "conn %u: xid %#x already outstanding: retransmission "
 				 "ignored",
-				 cc->id, xid);
+				 cc->conn.id, xid);
 			return 0;
 		}
-		gw_log(cc->gw, "conn %u: call xid %#x not sent: %s; answered SYSTEM_ERR", cc->id,
-		       xid, rpcrdma_errname(rc));
+		gw_log(cc->conn.gw, "conn %u: call xid %#x not sent: %s; answered SYSTEM_ERR",
+		       cc->conn.id, xid, rpcrdma_errname(rc));
 		answer_system_err(cc, xid);
 		return 0;
 	}
 	cc->outstanding++;
-	cc->c.calls++;
-	cc->c.bytes_calls += len;
-	if (cc->gw->o.verbose >= 2 && gw_rpc_call_info(rec, len, &prog, &vers, &proc))
-		gw_debug(cc->gw, "conn %u: call xid %#x prog %u vers %u proc %u, %zu octets",
-			 cc->id, xid, prog, vers, proc, len);
-	gw_kick(cc->gw);
+	cc->conn.c.calls++;
+	cc->conn.c.bytes_calls += len;
+	if (cc->conn.gw->o.verbose >= 2 && gw_rpc_call_info(rec, len, &prog, &vers, &proc))
+		gw_debug(cc->conn.gw, "conn %u: call xid %#x prog %u vers %u proc %u, %zu octets",
+			 cc->conn.id, xid, prog, vers, proc, len);
+	gw_kick(cc->conn.gw);
 	return 0;
 }
 
-static int local_bc_reply(struct cconn *cc, uint8_t *rec, size_t len)
+static void local_bc_reply(struct cconn *cc, uint8_t *rec, size_t len)
 {
-	uint32_t xid = gw_rpc_xid(rec);
-	struct bcpend *b;
+	struct gw_pend *b;
 	int rc;
 
-	TAILQ_FOREACH(b, &cc->bc, link)
-	{
-		if (b->xid == xid)
-			break;
-	}
-	if (!b) {
-		cc->c.dropped++;
-		gw_debug(cc->gw, "conn %u: reply xid %#x from the client matches no callback",
-			 cc->id, xid);
-		return 0;
-	}
+	b = gw_pend_reply(&cc->conn, &cc->bc, rec, len, "client", &rc);
+	if (!b)
+		return;
 	TAILQ_REMOVE(&cc->bc, b, link);
-	rc = rpcrdma_reply(b->req, rec, len);
-	if (rc) {
-		cc->c.errors++;
-		gw_log(cc->gw, "conn %u: backchannel reply xid %#x not sent: %s", cc->id, xid,
-		       rpcrdma_errname(rc));
-	}
 	free(b);
-	gw_kick(cc->gw);
-	return 0;
+	gw_kick(cc->conn.gw);
 }
 
 static int local_record(void *arg, uint8_t *rec, size_t len)
@@ -327,7 +284,7 @@ static int local_record(void *arg, uint8_t *rec, size_t len)
 	struct cconn *cc = arg;
 
 	if (len < GW_RPC_HDR_MIN) {
-		cc->c.dropped++;
+		cc->conn.c.dropped++;
 		return 0;
 	}
 	if (gw_rpc_type(rec) == GW_RPC_CALL)
@@ -335,7 +292,7 @@ static int local_record(void *arg, uint8_t *rec, size_t len)
 	else if (gw_rpc_type(rec) == GW_RPC_REPLY)
 		local_bc_reply(cc, rec, len);
 	else
-		cc->c.dropped++;
+		cc->conn.c.dropped++;
 	if (cc->bev && must_pause(cc)) {
 		cc->paused = true;
 		bufferevent_disable(cc->bev, EV_READ);
@@ -347,37 +304,19 @@ static int local_record(void *arg, uint8_t *rec, size_t len)
 static void on_local_read(struct bufferevent *bev, void *arg)
 {
 	struct cconn *cc = arg;
-	int fd = bufferevent_getfd(bev);
-	int rc, st;
+	int rc;
 
 	cc->in_read = true;
-	for (;;) {
-		rc = gw_rm_drain(&cc->rm, bufferevent_get_input(bev), local_record, cc);
-		if (rc < 0 || cc->bev != bev || cc->paused || !cc->rm.frag_left)
-			break;
-		/* the rest of a large fragment: straight from the socket */
-		st = gw_rm_recv(&cc->rm, fd);
-		if (st == GW_RM_RECORD) {
-			rc = local_record(cc, cc->rm.rec, cc->rm.len);
-			if (rc < 0 || cc->bev != bev)
-				break;
-			continue;
-		}
-		if (st == GW_RM_EOF || st == GW_RM_ERR) {
-			cc->in_read = false;
-			on_local_event(bev, st == GW_RM_EOF ? BEV_EVENT_EOF : BEV_EVENT_ERROR, cc);
-			return;
-		}
-		break; /* nothing more to read now */
-	}
+	rc = gw_rm_read(&cc->rm, bufferevent_get_input(bev), bufferevent_getfd(bev), local_record,
+			cc);
 	cc->in_read = false;
-	if (rc == 0 && cc->bev == bev)
-		gw_rm_lowat(&cc->rm, fd);
-	if (rc < 0 && rc != GW_PAUSE && cc->bev == bev) {
-		gw_log(cc->gw,
+	if (rc == GW_RM_EOF || rc == GW_RM_ERR) {
+		on_local_event(bev, rc == GW_RM_EOF ? BEV_EVENT_EOF : BEV_EVENT_ERROR, cc);
+	} else if (rc < 0 && rc != GW_PAUSE) {
+		gw_log(cc->conn.gw,
 		       "conn %u: client %s sent a record over %u octets (--max-record): "
 		       "closing",
-		       cc->id, cc->peer, cc->gw->o.max_record);
+		       cc->conn.id, cc->conn.peer, cc->conn.gw->o.max_record);
 		local_close(cc);
 		cconn_maybe_free(cc);
 	}
@@ -390,8 +329,8 @@ static void on_local_event(struct bufferevent *bev, short what, void *arg)
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
 		int err = EVUTIL_SOCKET_ERROR();
 
-		gw_log(cc->gw, "conn %u: client %s %s%s%s (%u call(s) outstanding)", cc->id,
-		       cc->peer,
+		gw_log(cc->conn.gw, "conn %u: client %s %s%s%s (%u call(s) outstanding)",
+		       cc->conn.id, cc->conn.peer,
 		       (what & BEV_EVENT_EOF) ? "closed the connection" : "connection error",
 		       (what & BEV_EVENT_EOF) ? "" : ": ",
 		       (what & BEV_EVENT_EOF) ? "" : evutil_socket_error_to_string(err),
@@ -405,43 +344,42 @@ static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event 
 {
 	struct cconn *cc = arg;
 	struct rpcrdma_conn_info info;
-	struct gw_conn_report r;
 
 	switch (ev) {
 	case RPCRDMA_CONN_UP:
 		cc->rdma_up = true;
 		if (cc->ever_up)
-			cc->c.reconnects++;
+			cc->conn.c.reconnects++;
 		cc->ever_up = true;
 		if (!rpcrdma_conn_info(rc, &info))
-			gw_log(cc->gw,
+			gw_log(cc->conn.gw,
 			       "conn %u: RPC-over-RDMA to %s up (credits %u, bc %u, inline send %u "
 			       "recv %u, %s, send-inv %s, rprc %s)",
-			       cc->id, cc->gw->o.peer.text, info.credits, info.bc_credits,
+			       cc->conn.id, cc->conn.gw->o.peer.text, info.credits, info.bc_credits,
 			       info.inline_send, info.inline_recv,
 			       info.peer_pdata ? "RFC 8797 private data" : "no private data",
 			       info.send_inv ? "on" : "off", info.rprc ? "on" : "off");
 		else
-			gw_log(cc->gw, "conn %u: RPC-over-RDMA to %s up", cc->id,
-			       cc->gw->o.peer.text);
+			gw_log(cc->conn.gw, "conn %u: RPC-over-RDMA to %s up", cc->conn.id,
+			       cc->conn.gw->o.peer.text);
 		break;
 	case RPCRDMA_CONN_DOWN:
 		cc->rdma_up = false;
 		if (!cc->bev)
 			break; /* we closed it: CLOSED follows */
-		gw_log(cc->gw, "conn %u: RPC-over-RDMA to %s lost (%s); reconnecting", cc->id,
-		       cc->gw->o.peer.text, status ? rpcrdma_errname(status) : "disconnected");
+		gw_log(cc->conn.gw, "conn %u: RPC-over-RDMA to %s lost (%s); reconnecting",
+		       cc->conn.id, cc->conn.gw->o.peer.text,
+		       status ? rpcrdma_errname(status) : "disconnected");
 		break;
 	case RPCRDMA_CONN_CLOSED:
 		cc->rdma_up = false;
 		if (cc->bev)
-			gw_log(cc->gw, "conn %u: RPC-over-RDMA to %s closed%s%s; closing client %s",
-			       cc->id, cc->gw->o.peer.text, status ? ": " : "",
-			       status ? rpcrdma_errname(status) : "", cc->peer);
-		cconn_report(cc, &r);
-		gw_conn_retire(cc->gw, &r);
-		cc->retired = true;
-		cc->rc = NULL;
+			gw_log(cc->conn.gw,
+			       "conn %u: RPC-over-RDMA to %s closed%s%s; closing client %s",
+			       cc->conn.id, cc->conn.gw->o.peer.text, status ? ": " : "",
+			       status ? rpcrdma_errname(status) : "", cc->conn.peer);
+		gw_conn_retire(&cc->conn);
+		cc->conn.rc = NULL;
 		local_close_flushed(cc);
 		cconn_maybe_free(cc);
 		break;
@@ -452,25 +390,25 @@ static void on_bc_call(void *arg, struct rpcrdma_req *req, const uint8_t *msg, s
 {
 	struct rpcrdma_conn *rc = rpcrdma_req_conn(req);
 	struct cconn *cc = rc ? rpcrdma_conn_get_arg(rc) : NULL;
-	struct bcpend *b;
+	struct gw_pend *b;
 
 	if (!cc)
 		cc = arg;
 	if (!cc || !cc->bev || len < GW_RPC_HDR_MIN || !(b = malloc(sizeof(*b)))) {
 		rpcrdma_req_drop(req);
 		if (cc)
-			gw_kick(cc->gw);
+			gw_kick(cc->conn.gw);
 		return;
 	}
 	b->req = req;
 	b->xid = gw_rpc_xid(msg);
 	TAILQ_INSERT_TAIL(&cc->bc, b, link);
-	cc->c.bc_calls++;
+	cc->conn.c.bc_calls++;
 	if (gw_rm_write(bufferevent_get_output(cc->bev), msg, len, 0)) {
 		TAILQ_REMOVE(&cc->bc, b, link);
 		free(b);
 		rpcrdma_req_drop(req);
-		gw_kick(cc->gw);
+		gw_kick(cc->conn.gw);
 	}
 }
 
@@ -485,37 +423,33 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		evutil_closesocket(fd);
 		return;
 	}
-	cc->gw = gw;
-	cc->id = ++gw->next_id;
 	TAILQ_INIT(&cc->bc);
-	gw_rm_init(&cc->rm, gw->o.max_record);
-	iwt_addr_format(sa, cc->peer, sizeof(cc->peer));
+	iwt_addr_format(sa, cc->conn.peer, sizeof(cc->conn.peer));
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	cc->bev = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (!cc->bev) {
 		evutil_closesocket(fd);
-		gw_rm_fini(&cc->rm);
 		free(cc);
 		return;
 	}
-	TAILQ_INSERT_TAIL(&cli_of(gw)->conns, cc, link);
-	gw->nconns++;
+	gw_rm_init(&cc->rm, gw->o.max_record);
+	gw_conn_add(gw, &cc->conn, NULL);
 	bufferevent_setcb(cc->bev, on_local_read, on_local_write, on_local_event, cc);
 	bufferevent_setwatermark(cc->bev, EV_WRITE, GW_OUT_HIGH / 2, 0);
 	bufferevent_set_max_single_read(cc->bev, GW_BEV_IO);
 	bufferevent_set_max_single_write(cc->bev, GW_BEV_IO);
-	cc->rc = rpcrdma_connect(gw->ctx, (struct sockaddr *)&gw->o.peer.ss, gw->o.peer.len,
-				 on_conn, on_bc_call, cc);
-	if (!cc->rc) {
-		gw_log(gw, "conn %u: client %s: cannot connect to %s: %s; closing", cc->id,
-		       cc->peer, gw->o.peer.text, strerror(errno));
+	cc->conn.rc = rpcrdma_connect(gw->ctx, (struct sockaddr *)&gw->o.peer.ss, gw->o.peer.len,
+				      on_conn, on_bc_call, cc);
+	if (!cc->conn.rc) {
+		gw_log(gw, "conn %u: client %s: cannot connect to %s: %s; closing", cc->conn.id,
+		       cc->conn.peer, gw->o.peer.text, strerror(errno));
 		local_close(cc);
-		cc->retired = true;
+		cc->conn.retired = true;
 		cconn_maybe_free(cc);
 		return;
 	}
-	gw_log(gw, "conn %u: client %s connected; opening RPC-over-RDMA to %s", cc->id, cc->peer,
-	       gw->o.peer.text);
+	gw_log(gw, "conn %u: client %s connected; opening RPC-over-RDMA to %s", cc->conn.id,
+	       cc->conn.peer, gw->o.peer.text);
 	/* calls may be posted at once: they go out when the connection is up */
 	bufferevent_enable(cc->bev, EV_READ | EV_WRITE);
 	gw_kick(gw);
@@ -529,76 +463,53 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 	gw_log(gw, "accept failed: %s", evutil_socket_error_to_string(err));
 }
 
-int gw_client_start(struct gw *gw)
+static int client_start(struct gw *gw)
 {
-	struct cli *cl = calloc(1, sizeof(*cl));
-
-	if (!cl) {
-		gw_log(gw, "out of memory");
-		return -1;
-	}
-	TAILQ_INIT(&cl->conns);
-	gw->mode = cl;
-	cl->l = evconnlistener_new_bind(gw->base, on_accept, gw,
-					LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 64,
-					(struct sockaddr *)&gw->o.listen.ss, (int)gw->o.listen.len);
-	if (!cl->l) {
+	gw->listener.tcp = evconnlistener_new_bind(
+		gw->base, on_accept, gw, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 64,
+		(struct sockaddr *)&gw->o.listen.ss, (int)gw->o.listen.len);
+	if (!gw->listener.tcp) {
 		int err = EVUTIL_SOCKET_ERROR();
 
 		gw_log(gw, "cannot listen on %s: %s", gw->o.listen.text,
 		       evutil_socket_error_to_string(err));
 		return -1;
 	}
-	evconnlistener_set_error_cb(cl->l, on_accept_error);
+	evconnlistener_set_error_cb(gw->listener.tcp, on_accept_error);
 	gw_log(gw, "listening for NFS over TCP on %s", gw->o.listen.text);
 	return 0;
 }
 
-void gw_client_stats(struct gw *gw, const char *what)
+static void client_stop(struct gw *gw)
 {
-	struct cli *cl = cli_of(gw);
-	struct gw_conn_report r;
-	struct cconn *cc;
-
-	if (!cl)
-		return;
-	TAILQ_FOREACH(cc, &cl->conns, link)
-	{
-		if (cc->retired)
-			continue;
-		cconn_report(cc, &r);
-		gw_report_print(gw, &r, what);
-	}
+	if (gw->listener.tcp)
+		evconnlistener_free(gw->listener.tcp);
+	gw->listener.tcp = NULL;
 }
 
-void gw_client_stop(struct gw *gw)
+/* The local client's socket goes at once (nothing more is written to it),
+ * then the RPC-over-RDMA connection: its calls fail with IW_ERPC_SHUTDOWN. */
+static void cconn_close(struct gw_conn *conn)
 {
-	struct cli *cl = cli_of(gw);
-	struct cconn *cc, *n;
-
-	if (!cl)
-		return;
-	if (gw->ctx) {
-		if (cl->l) {
-			evconnlistener_free(cl->l);
-			cl->l = NULL;
-		}
-		TAILQ_FOREACH_SAFE(cc, &cl->conns, link, n)
-		{
-			if (cc->bev) {
-				bufferevent_free(cc->bev);
-				cc->bev = NULL;
-			}
-			local_close(cc);
-		}
-		return;
-	}
-	TAILQ_FOREACH_SAFE(cc, &cl->conns, link, n)
-	{
-		TAILQ_REMOVE(&cl->conns, cc, link);
-		gw_rm_fini(&cc->rm);
-		free(cc);
-	}
-	free(cl);
-	gw->mode = NULL;
+	local_close(cconn_of(conn));
 }
+
+static void cconn_release(struct gw_conn *conn)
+{
+	struct cconn *cc = cconn_of(conn);
+
+	gw_conn_del(&cc->conn);
+	gw_rm_fini(&cc->rm);
+	free(cc);
+}
+
+const struct gw_mode_ops gw_client_mode = {
+	.name = "client",
+	.listen = {"--listen", "TCP", "127.0.0.1", GW_DEFAULT_NFS_PORT},
+	.peer = {"--remote", "NFS/RDMA remote", "127.0.0.1", GW_DEFAULT_RDMA_PORT,
+		 .required = true},
+	.bc_credits = 0, /* no backchannel unless asked */
+	.start = client_start,
+	.stop = client_stop,
+	.conn = {cconn_close, cconn_release, cconn_state},
+};

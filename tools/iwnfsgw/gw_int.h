@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gw_int.h - internals of iwnfsgw, the NFS-over-iWARP gateway: options, the
- * shared event loop, per-connection counters, ONC RPC record marking
- * (RFC 5531 §11) and the few RPC header fields the gateway needs.
+ * mode interface, the shared event loop, the connections and their counters,
+ * ONC RPC record marking (RFC 5531 §11) and the few RPC header fields the
+ * gateway needs.
  *
  * Files:
  *   iwnfsgw.c    command line, logging, the libevent loop around the
- *                rpcrdma ctx fd, --stats, signals
- *   gw_server.c  server mode: RPC-over-RDMA in, record-marked RPC over TCP
- *                to the backend NFS server
- *   gw_client.c  client mode: record-marked RPC over TCP from local NFS
- *                clients, RPC-over-RDMA out to the remote
- *   gw_rpc.c     record-marking reader/writer, XID and message-type access,
+ *                rpcrdma ctx fd, the connection list, --stats, signals,
+ *                shutdown; the calls waiting for a reply record
+ *   gw_server.c  server mode (gw_server_mode): RPC-over-RDMA in,
+ *                record-marked RPC over TCP to the backend NFS server
+ *   gw_client.c  client mode (gw_client_mode): record-marked RPC over TCP
+ *                from local NFS clients, RPC-over-RDMA out to the remote
+ *   gw_rpc.c     record-marking reader/writer (and a connection's read
+ *                loop, gw_rm_read), XID and message-type access,
  *                the gateway's own SYSTEM_ERR reply
  */
 #ifndef IWNFSGW_GW_INT_H
@@ -49,7 +52,10 @@
 #define GW_MIN_MAX_RECORD     4096u
 #define GW_MAX_MAX_RECORD     (64u << 20)
 
-enum gw_mode { GW_SERVER, GW_CLIENT };
+struct gw;
+struct gw_conn;
+struct gw_mode_ops;
+struct evconnlistener;
 
 struct gw_addr {
 	struct sockaddr_storage ss;
@@ -58,13 +64,12 @@ struct gw_addr {
 };
 
 struct gw_opts {
-	enum gw_mode mode;
+	const struct gw_mode_ops *mode; /* &gw_server_mode or &gw_client_mode */
 	struct gw_addr listen;
 	struct gw_addr peer; /* server: --backend; client: --remote */
 	struct iwt_opt iw;
 	uint16_t credits;      /* --credits */
-	uint16_t bc_credits;   /* --backchannel */
-	bool bc_set;	       /* --backchannel given */
+	uint16_t bc_credits;   /* --backchannel (the mode's default when not given) */
 	uint32_t inline_size;  /* --inline */
 	bool rprc;	       /* --rprc */
 	bool no_send_inv;      /* --no-send-inv */
@@ -78,6 +83,75 @@ struct gw_opts {
 	int verbose;	       /* -v count */
 };
 
+/* ---------------------------------------------------------------------- */
+/* Modes                                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* One side of a mode's gateway, as the command line names it. */
+struct gw_side {
+	const char *opt;  /* "--listen", "--backend", "--remote" */
+	const char *what; /* for the start line: "iWARP", "NFS backend"... */
+	const char *host; /* the address when the option or its ADDR is left out */
+	uint16_t port;	  /* the port when PORT is left out */
+	bool required;	  /* the option must be given */
+};
+
+/* What the gateway does with one of a mode's connections. */
+struct gw_conn_ops {
+	/* Close it; the transport still runs and may call back (replies
+	 * failing with IW_ERPC_SHUTDOWN, CLOSED), which may free it. */
+	void (*close)(struct gw_conn *conn);
+	/* Free it (gw_conn_del included); the transport is gone. */
+	void (*free)(struct gw_conn *conn);
+	/* Its state for --stats ("up", "connecting"...); NULL: not listed. */
+	const char *(*state)(struct gw_conn *conn);
+};
+
+/*
+ * A mode as the rest of the gateway sees it: its command word, its two
+ * sides, its defaults, and the steps of its life.  iwnfsgw.c knows a mode
+ * only through this table.  Each mode file defines one (gw_server.c:
+ * gw_server_mode, gw_client.c: gw_client_mode) and owns what it points to:
+ * the listener in gw->listener and its connections, each a struct of the
+ * mode's (struct sconn, struct cconn) around a struct gw_conn.
+ *
+ * Life: parse_args picks the table by the command word; start() runs once
+ * the transport and the event loop exist; gw_shutdown (iwnfsgw.c) calls
+ * stop(), conn.close() for every connection, destroys the transport, then
+ * conn.free() for every connection left - each once.
+ */
+struct gw_mode_ops {
+	const char *name;      /* "server" / "client": the command word */
+	struct gw_side listen; /* what --listen accepts */
+	struct gw_side peer;   /* the far side: --backend / --remote */
+	uint16_t bc_credits;   /* --backchannel default */
+	/* Listen (gw->listener).  0, or -1 (logged) with nothing kept. */
+	int (*start)(struct gw *gw);
+	/* Stop listening; nothing when not listening. */
+	void (*stop)(struct gw *gw);
+	struct gw_conn_ops conn;
+};
+
+extern const struct gw_mode_ops gw_server_mode; /* gw_server.c */
+extern const struct gw_mode_ops gw_client_mode; /* gw_client.c */
+
+/* ---------------------------------------------------------------------- */
+/* Connections and the gateway                                             */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A call the gateway must answer (rpcrdma_reply or rpcrdma_req_drop), waiting
+ * for its reply record from the TCP side: a client's call in server mode
+ * (gw_server.c: struct pend around it), a backchannel call in client mode.
+ * A connection keeps them in a gw_pendq in arrival order.
+ */
+struct gw_pend {
+	TAILQ_ENTRY(gw_pend) link;
+	struct rpcrdma_req *req;
+	uint32_t xid;
+};
+TAILQ_HEAD(gw_pendq, gw_pend);
+
 /* Counters the gateway keeps next to rpcrdma_conn_stats. */
 struct gw_counters {
 	uint64_t calls;	      /* calls forwarded */
@@ -90,16 +164,21 @@ struct gw_counters {
 	uint64_t dropped;    /* records that could not be delivered */
 };
 
-struct gw;
-
-/* One connection's stats line, gathered by the mode and printed by iwnfsgw.c. */
-struct gw_conn_report {
+/*
+ * What every connection has, whichever the mode: a member of the mode's own
+ * connection struct (iw_container_of gets back to it), listed in gw->conns
+ * from gw_conn_add to gw_conn_del.
+ */
+struct gw_conn {
+	TAILQ_ENTRY(gw_conn) link;
+	struct gw *gw;
 	unsigned id;
-	const char *peer;
-	const char *state;
+	char peer[IWT_ADDR_STRLEN];
+	struct rpcrdma_conn *rc; /* the RPC-over-RDMA connection; NULL once CLOSED */
 	struct gw_counters c;
-	bool have_rdma;
-	struct rpcrdma_stats rs;
+	struct rpcrdma_stats rs; /* last read from the transport */
+	bool have_rs;
+	bool retired; /* counted in the totals (or never to be): no more stats lines */
 };
 
 struct gw {
@@ -111,13 +190,17 @@ struct gw {
 	struct event *ev_kick;	/* process now (after posting work) */
 	struct event *ev_stats;
 	struct event *ev_sig[2];
+	/* The mode's own state: its listener, the member of o.mode's kind
+	 * (NULL before start and after stop). */
+	union {
+		struct rpcrdma_listener *rdma; /* server: NFS/RDMA clients */
+		struct evconnlistener *tcp;    /* client: NFS clients over TCP */
+	} listener;
+	TAILQ_HEAD(, gw_conn) conns;
 	unsigned next_id;
 	unsigned nconns; /* connections alive (for --poll-ms) */
 	int exit_code;
-	bool stopping;
-	struct gw_counters closed; /* summed counters of connections gone */
-	struct rpcrdma_stats closed_rs;
-	void *mode; /* gw_server / gw_client state */
+	struct gw_conn total; /* summed counters of the connections retired */
 };
 
 /* iwnfsgw.c */
@@ -125,17 +208,23 @@ void gw_log(struct gw *gw, const char *fmt, ...) __attribute__((format(printf, 2
 void gw_debug(struct gw *gw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Run rpcrdma_ctx_process soon (after rpcrdma_call / _reply / _connect). */
 void gw_kick(struct gw *gw);
-/* Add a closed connection's counters to the totals and print its last line. */
-void gw_conn_retire(struct gw *gw, const struct gw_conn_report *r);
-void gw_report_print(struct gw *gw, const struct gw_conn_report *r, const char *what);
-
-/* gw_server.c / gw_client.c: 0 or -1 (message logged). */
-int gw_server_start(struct gw *gw);
-void gw_server_stats(struct gw *gw, const char *what);
-void gw_server_stop(struct gw *gw);
-int gw_client_start(struct gw *gw);
-void gw_client_stats(struct gw *gw, const char *what);
-void gw_client_stop(struct gw *gw);
+/* List a new connection (zeroed by the caller, peer may be set): gives it
+ * its id. */
+void gw_conn_add(struct gw *gw, struct gw_conn *conn, struct rpcrdma_conn *rc);
+/* Take a connection off the list (before freeing it). */
+void gw_conn_del(struct gw_conn *conn);
+/* The connection is closed: add its counters to the totals and print its
+ * last line (with --stats).  Once per connection; later calls do nothing. */
+void gw_conn_retire(struct gw_conn *conn);
+/*
+ * The reply record rec[0..len), read from the `from` side ("backend",
+ * "client"), answers the call waiting in q with its XID (rpcrdma_reply).
+ * Returns that call's entry, still in q, for the caller to take off and
+ * free, with *status 0 or rpcrdma_reply's status (then counted in errors and
+ * logged); NULL when no call waits with that XID (counted dropped).
+ */
+struct gw_pend *gw_pend_reply(struct gw_conn *conn, struct gw_pendq *q, const uint8_t *rec,
+			      size_t len, const char *from, int *status);
 
 /* ---------------------------------------------------------------------- */
 /* gw_rpc.c: record marking (RFC 5531 §11)                                 */
@@ -191,6 +280,17 @@ int gw_rm_recv(struct gw_rm_reader *r, int fd);
  * lowat 0 (unknown). */
 #define GW_LOWAT_MAX (256u << 10)
 void gw_rm_lowat(struct gw_rm_reader *r, int fd);
+/*
+ * Read what a connection has: the whole records in `in` (its bufferevent's
+ * input, gw_rm_drain), then the rest of a large fragment straight from its
+ * socket fd (gw_rm_recv), calling fn for each record, and set the socket's
+ * lowat for what comes next (gw_rm_lowat).  fn returns 0 to go on, < 0 to
+ * stop; it must not free the connection.  Returns 0 when all there is now
+ * was read, fn's code, GW_RM_EOF / GW_RM_ERR (errno) from the socket, or
+ * another gw_rm_status < 0 (a record over the bound: the stream is lost).
+ */
+int gw_rm_read(struct gw_rm_reader *r, struct evbuffer *in, int fd,
+	       int (*fn)(void *arg, uint8_t *rec, size_t len), void *arg);
 /* Append msg[0..len) as one record (fragments of at most frag_max octets;
  * 0 = one fragment).  0 or -1. */
 int gw_rm_write(struct evbuffer *out, const void *msg, size_t len, uint32_t frag_max);

@@ -24,7 +24,8 @@
  * Big fragments bypass the evbuffer: libevent 2.1 reads at most 4096 octets
  * per read(2) into it, 256 system calls per MiB, so once a fragment header is
  * in, gw_rm_recv reads the rest of the fragment straight from the socket into
- * the record buffer (one copy fewer, too).
+ * the record buffer (one copy fewer, too).  gw_rm_read is a connection's
+ * whole read step: the evbuffer first, then the socket, then the lowat.
  *
  * Wake-ups.  A 1 MiB NFS WRITE call or READ reply arrives in many TCP
  * segments, and waking for each costs more than copying it.  Once a fragment
@@ -213,6 +214,32 @@ int gw_rm_recv(struct gw_rm_reader *r, int fd)
 		return GW_RM_MORE;
 	r->records++;
 	return GW_RM_RECORD;
+}
+
+int gw_rm_read(struct gw_rm_reader *r, struct evbuffer *in, int fd,
+	       int (*fn)(void *arg, uint8_t *rec, size_t len), void *arg)
+{
+	int rc, st;
+
+	for (;;) {
+		rc = gw_rm_drain(r, in, fn, arg);
+		if (rc < 0)
+			return rc;
+		if (!r->frag_left)
+			break;
+		/* the rest of a large fragment (a WRITE call, a READ reply):
+		 * straight from the socket */
+		st = gw_rm_recv(r, fd);
+		if (st == GW_RM_EOF || st == GW_RM_ERR)
+			return st;
+		if (st != GW_RM_RECORD)
+			break; /* nothing more to read now */
+		rc = fn(arg, r->rec, r->len);
+		if (rc < 0)
+			return rc;
+	}
+	gw_rm_lowat(r, fd);
+	return 0;
 }
 
 void gw_rm_lowat(struct gw_rm_reader *r, int fd)

@@ -55,6 +55,7 @@
 #include <iwarp/rpcrdma.h>
 
 #include "gw_int.h"
+#include "iw_list.h"
 
 #define GW_MAX_SENDS 3 /* a call is sent to the backend at most this often */
 #define GW_BEV_IO    (256u << 10)
@@ -69,54 +70,45 @@ enum bstate {
 static const char *const bstate_names[] = {"idle", "connecting", "up", "retrying"};
 
 struct pend {
-	TAILQ_ENTRY(pend) link;
-	struct rpcrdma_req *req;
-	uint32_t xid;
+	struct gw_pend q; /* req, xid: in the connection's pend queue */
 	unsigned sends;
 	size_t len;
 	uint8_t msg[]; /* kept for sending again after a backend reconnect */
 };
 
 struct sconn {
-	TAILQ_ENTRY(sconn) link;
-	struct gw *gw;
-	unsigned id;
-	struct rpcrdma_conn *rc; /* NULL once CLOSED */
-	char peer[IWT_ADDR_STRLEN];
+	struct gw_conn conn; /* id, peer, rc, counters: listed in gw->conns */
 	bool up, gone;
 	enum bstate bstate;
 	struct bufferevent *bev;
 	struct event *retry_ev;
 	int failures;
 	struct gw_rm_reader rm;
-	TAILQ_HEAD(, pend) pend;
+	struct gw_pendq pend; /* struct pend */
 	unsigned npend;
 	unsigned bc_out; /* backchannel calls outstanding (their callbacks hold us) */
-	struct gw_counters c;
-	struct rpcrdma_stats rs; /* last read from the transport */
-	bool have_rs;
 };
 
-struct srv {
-	struct rpcrdma_listener *l;
-	TAILQ_HEAD(, sconn) conns;
-};
-
-static struct srv *srv_of(struct gw *gw)
+static struct pend *pend_of(struct gw_pend *q)
 {
-	return gw->mode;
+	return iw_container_of(q, struct pend, q);
+}
+
+static struct sconn *sconn_of(struct gw_conn *conn)
+{
+	return iw_container_of(conn, struct sconn, conn);
 }
 
 static struct sconn *sconn_find(struct gw *gw, const struct rpcrdma_conn *rc)
 {
-	struct sconn *s;
+	struct gw_conn *conn;
 
-	if (!rc || !srv_of(gw))
+	if (!rc)
 		return NULL;
-	TAILQ_FOREACH(s, &srv_of(gw)->conns, link)
+	TAILQ_FOREACH(conn, &gw->conns, link)
 	{
-		if (s->rc == rc)
-			return s;
+		if (conn->rc == rc)
+			return sconn_of(conn);
 	}
 	return NULL;
 }
@@ -129,7 +121,7 @@ static void backend_connect(struct sconn *s);
 
 static void pend_free(struct sconn *s, struct pend *p)
 {
-	TAILQ_REMOVE(&s->pend, p, link);
+	TAILQ_REMOVE(&s->pend, &p->q, link);
 	s->npend--;
 	free(p);
 }
@@ -139,33 +131,33 @@ static void pend_system_err(struct sconn *s, struct pend *p, const char *why)
 	uint8_t err[GW_RPC_ERR_REPLY_LEN];
 	int rc;
 
-	gw_rpc_system_err(err, p->xid);
-	rc = rpcrdma_reply(p->req, err, sizeof(err));
-	s->c.errors++;
-	gw_debug(s->gw, "conn %u: xid %#x answered SYSTEM_ERR (%s)%s%s", s->id, p->xid, why,
-		 rc ? ": " : "", rc ? rpcrdma_errname(rc) : "");
+	gw_rpc_system_err(err, p->q.xid);
+	rc = rpcrdma_reply(p->q.req, err, sizeof(err));
+	s->conn.c.errors++;
+	gw_debug(s->conn.gw, "conn %u: xid %#x answered SYSTEM_ERR (%s)%s%s", s->conn.id, p->q.xid,
+		 why, rc ? ": " : "", rc ? rpcrdma_errname(rc) : "");
 	pend_free(s, p);
-	gw_kick(s->gw);
+	gw_kick(s->conn.gw);
 }
 
 static void fail_all(struct sconn *s, const char *why)
 {
-	struct pend *p;
+	struct gw_pend *q;
 
 	if (s->npend)
-		gw_log(s->gw, "conn %u: answering %u outstanding call(s) SYSTEM_ERR: %s", s->id,
-		       s->npend, why);
-	while ((p = TAILQ_FIRST(&s->pend)))
-		pend_system_err(s, p, why);
+		gw_log(s->conn.gw, "conn %u: answering %u outstanding call(s) SYSTEM_ERR: %s",
+		       s->conn.id, s->npend, why);
+	while ((q = TAILQ_FIRST(&s->pend)))
+		pend_system_err(s, pend_of(q), why);
 }
 
 static void drop_all(struct sconn *s)
 {
-	struct pend *p;
+	struct gw_pend *q;
 
-	while ((p = TAILQ_FIRST(&s->pend))) {
-		rpcrdma_req_drop(p->req);
-		pend_free(s, p);
+	while ((q = TAILQ_FIRST(&s->pend))) {
+		rpcrdma_req_drop(q->req);
+		pend_free(s, pend_of(q));
 	}
 }
 
@@ -197,7 +189,7 @@ static void backend_close(struct sconn *s)
 		evtimer_del(s->retry_ev);
 	/* a record half read from the old connection is worthless now */
 	gw_rm_fini(&s->rm);
-	gw_rm_init(&s->rm, s->gw->o.max_record);
+	gw_rm_init(&s->rm, s->conn.gw->o.max_record);
 	s->bstate = B_IDLE;
 }
 
@@ -211,24 +203,25 @@ static void backend_lost(struct sconn *s, const char *why)
 	s->failures++;
 	if (s->npend == 0 && s->failures == 1) {
 		/* nothing outstanding: reconnect when the next call comes */
-		gw_log(s->gw, "conn %u: backend %s %s; reconnecting on the next call", s->id,
-		       s->gw->o.peer.text, why);
+		gw_log(s->conn.gw, "conn %u: backend %s %s; reconnecting on the next call",
+		       s->conn.id, s->conn.gw->o.peer.text, why);
 		s->failures = 0;
 		return;
 	}
-	if (s->failures > s->gw->o.backend_retries) {
-		gw_log(s->gw, "conn %u: backend %s %s; gave up after %d attempt(s)", s->id,
-		       s->gw->o.peer.text, why, s->failures);
+	if (s->failures > s->conn.gw->o.backend_retries) {
+		gw_log(s->conn.gw, "conn %u: backend %s %s; gave up after %d attempt(s)",
+		       s->conn.id, s->conn.gw->o.peer.text, why, s->failures);
 		s->failures = 0;
 		fail_all(s, "backend unreachable");
 		return;
 	}
 	if (s->failures > 1) {
-		tv.tv_sec = s->gw->o.retry_ms / 1000;
-		tv.tv_usec = (s->gw->o.retry_ms % 1000) * 1000;
+		tv.tv_sec = s->conn.gw->o.retry_ms / 1000;
+		tv.tv_usec = (s->conn.gw->o.retry_ms % 1000) * 1000;
 	}
-	gw_log(s->gw, "conn %u: backend %s %s; retry %d of %d in %u ms (%u call(s) outstanding)",
-	       s->id, s->gw->o.peer.text, why, s->failures, s->gw->o.backend_retries,
+	gw_log(s->conn.gw,
+	       "conn %u: backend %s %s; retry %d of %d in %u ms (%u call(s) outstanding)",
+	       s->conn.id, s->conn.gw->o.peer.text, why, s->failures, s->conn.gw->o.backend_retries,
 	       (unsigned)(tv.tv_sec * 1000 + tv.tv_usec / 1000), s->npend);
 	s->bstate = B_WAIT;
 	evtimer_add(s->retry_ev, &tv);
@@ -240,7 +233,7 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 
 	if (s->bstate == B_WAIT && !s->gone) {
 		s->bstate = B_IDLE;
-		s->c.reconnects++;
+		s->conn.c.reconnects++;
 		backend_connect(s);
 	}
 }
@@ -252,24 +245,24 @@ static void backend_call(struct sconn *s, uint8_t *rec, size_t len)
 	struct rpcrdma_conn_info info;
 	int rc;
 
-	if (!s->rc || rpcrdma_conn_info(s->rc, &info) || info.bc_credits == 0) {
-		s->c.dropped++;
-		gw_log(s->gw,
+	if (!s->conn.rc || rpcrdma_conn_info(s->conn.rc, &info) || info.bc_credits == 0) {
+		s->conn.c.dropped++;
+		gw_log(s->conn.gw,
 		       "conn %u: backend sent a backchannel call (xid %#x) but the client "
 		       "offered no backchannel: dropped",
-		       s->id, gw_rpc_xid(rec));
+		       s->conn.id, gw_rpc_xid(rec));
 		return;
 	}
-	rc = rpcrdma_call(s->rc, rec, len, NULL, bc_reply, s, NULL);
+	rc = rpcrdma_call(s->conn.rc, rec, len, NULL, bc_reply, s, NULL);
 	if (rc) {
-		s->c.dropped++;
-		gw_log(s->gw, "conn %u: backchannel call xid %#x not sent: %s", s->id,
+		s->conn.c.dropped++;
+		gw_log(s->conn.gw, "conn %u: backchannel call xid %#x not sent: %s", s->conn.id,
 		       gw_rpc_xid(rec), rpcrdma_errname(rc));
 		return;
 	}
 	s->bc_out++;
-	s->c.bc_calls++;
-	gw_kick(s->gw);
+	s->conn.c.bc_calls++;
+	gw_kick(s->conn.gw);
 }
 
 static void sconn_free(struct sconn *s);
@@ -281,26 +274,27 @@ static void bc_reply(void *arg, int status, const uint8_t *reply, size_t len)
 	s->bc_out--;
 	if (status == 0 && s->bev && !s->gone && len >= GW_RPC_HDR_MIN) {
 		if (gw_rm_write(bufferevent_get_output(s->bev), reply, len, 0))
-			s->c.dropped++;
+			s->conn.c.dropped++;
 	} else {
-		s->c.dropped++;
-		gw_debug(s->gw, "conn %u: backchannel reply lost: %s", s->id,
+		s->conn.c.dropped++;
+		gw_debug(s->conn.gw, "conn %u: backchannel reply lost: %s", s->conn.id,
 			 status ? rpcrdma_errname(status) : "no backend");
 	}
-	if (s->gone && !s->rc && s->bc_out == 0)
+	if (s->gone && !s->conn.rc && s->bc_out == 0)
 		sconn_free(s);
 }
 
 static int backend_record(void *arg, uint8_t *rec, size_t len)
 {
 	struct sconn *s = arg;
-	struct pend *p;
+	struct gw_pend *q;
 	uint32_t xid;
 	int rc;
 
 	if (len < GW_RPC_HDR_MIN) {
-		s->c.dropped++;
-		gw_debug(s->gw, "conn %u: backend record of %zu octets ignored", s->id, len);
+		s->conn.c.dropped++;
+		gw_debug(s->conn.gw, "conn %u: backend record of %zu octets ignored", s->conn.id,
+			 len);
 		return 0;
 	}
 	xid = gw_rpc_xid(rec);
@@ -309,35 +303,21 @@ static int backend_record(void *arg, uint8_t *rec, size_t len)
 		return 0;
 	}
 	if (gw_rpc_type(rec) != GW_RPC_REPLY) {
-		s->c.dropped++;
-		gw_log(s->gw, "conn %u: backend sent msg_type %u: ignored", s->id,
+		s->conn.c.dropped++;
+		gw_log(s->conn.gw, "conn %u: backend sent msg_type %u: ignored", s->conn.id,
 		       gw_rpc_type(rec));
 		return 0;
 	}
-	TAILQ_FOREACH(p, &s->pend, link)
-	{
-		if (p->xid == xid)
-			break;
-	}
-	if (!p) {
-		/* e.g. the reply to a call sent twice around a reconnect */
-		s->c.dropped++;
-		gw_debug(s->gw, "conn %u: backend reply xid %#x matches no call: dropped", s->id,
-			 xid);
+	q = gw_pend_reply(&s->conn, &s->pend, rec, len, "backend", &rc);
+	if (!q)
 		return 0;
+	if (rc == 0) {
+		s->conn.c.replies++;
+		s->conn.c.bytes_replies += len;
+		gw_debug(s->conn.gw, "conn %u: reply xid %#x %zu octets", s->conn.id, xid, len);
 	}
-	rc = rpcrdma_reply(p->req, rec, len);
-	if (rc) {
-		s->c.errors++;
-		gw_log(s->gw, "conn %u: reply xid %#x (%zu octets) not delivered: %s", s->id, xid,
-		       len, rpcrdma_errname(rc));
-	} else {
-		s->c.replies++;
-		s->c.bytes_replies += len;
-		gw_debug(s->gw, "conn %u: reply xid %#x %zu octets", s->id, xid, len);
-	}
-	pend_free(s, p);
-	gw_kick(s->gw);
+	pend_free(s, pend_of(q));
+	gw_kick(s->conn.gw);
 	return 0;
 }
 
@@ -346,34 +326,16 @@ static void on_backend_event(struct bufferevent *bev, short what, void *arg);
 static void on_backend_read(struct bufferevent *bev, void *arg)
 {
 	struct sconn *s = arg;
-	int fd = bufferevent_getfd(bev);
-	int rc, st;
+	char why[96];
+	int rc;
 
-	for (;;) {
-		rc = gw_rm_drain(&s->rm, bufferevent_get_input(bev), backend_record, s);
-		if (rc < 0 || s->bev != bev || !s->rm.frag_left)
-			break;
-		/* the rest of a large fragment (a READ reply): straight from the socket */
-		st = gw_rm_recv(&s->rm, fd);
-		if (st == GW_RM_RECORD) {
-			rc = backend_record(s, s->rm.rec, s->rm.len);
-			if (rc < 0 || s->bev != bev)
-				break;
-			continue;
-		}
-		if (st == GW_RM_EOF || st == GW_RM_ERR) {
-			on_backend_event(bev, st == GW_RM_EOF ? BEV_EVENT_EOF : BEV_EVENT_ERROR, s);
-			return;
-		}
-		break;
-	}
-	if (rc == 0 && s->bev == bev)
-		gw_rm_lowat(&s->rm, fd);
-	if (rc < 0 && s->bev == bev) {
-		char why[96];
-
+	rc = gw_rm_read(&s->rm, bufferevent_get_input(bev), bufferevent_getfd(bev), backend_record,
+			s);
+	if (rc == GW_RM_EOF || rc == GW_RM_ERR) {
+		on_backend_event(bev, rc == GW_RM_EOF ? BEV_EVENT_EOF : BEV_EVENT_ERROR, s);
+	} else if (rc < 0) {
 		snprintf(why, sizeof(why), "sent a record over %u octets (--max-record)",
-			 s->gw->o.max_record);
+			 s->conn.gw->o.max_record);
 		backend_lost(s, why);
 	}
 }
@@ -383,24 +345,25 @@ static void on_backend_event(struct bufferevent *bev, short what, void *arg)
 	struct sconn *s = arg;
 
 	if (what & BEV_EVENT_CONNECTED) {
-		struct pend *p, *n;
+		struct gw_pend *q, *n;
 		int one = 1;
 		unsigned again = 0;
 
 		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		s->bstate = B_UP;
 		s->failures = 0;
-		TAILQ_FOREACH_SAFE(p, &s->pend, link, n)
+		TAILQ_FOREACH_SAFE(q, &s->pend, link, n)
 		{
-			if (p->sends)
+			if (pend_of(q)->sends)
 				again++;
-			send_pend(s, p);
+			send_pend(s, pend_of(q));
 		}
 		if (again)
-			gw_log(s->gw, "conn %u: backend %s connected; %u call(s) sent again", s->id,
-			       s->gw->o.peer.text, again);
+			gw_log(s->conn.gw, "conn %u: backend %s connected; %u call(s) sent again",
+			       s->conn.id, s->conn.gw->o.peer.text, again);
 		else
-			gw_log(s->gw, "conn %u: backend %s connected", s->id, s->gw->o.peer.text);
+			gw_log(s->conn.gw, "conn %u: backend %s connected", s->conn.id,
+			       s->conn.gw->o.peer.text);
 		bufferevent_enable(bev, EV_READ | EV_WRITE);
 		return;
 	}
@@ -422,7 +385,7 @@ static void on_backend_event(struct bufferevent *bev, short what, void *arg)
 
 static void backend_connect(struct sconn *s)
 {
-	struct gw *gw = s->gw;
+	struct gw *gw = s->conn.gw;
 
 	if (s->bstate != B_IDLE || s->gone)
 		return;
@@ -440,7 +403,7 @@ static void backend_connect(struct sconn *s)
 		backend_lost(s, "connect failed");
 		return;
 	}
-	gw_debug(gw, "conn %u: connecting to backend %s", s->id, gw->o.peer.text);
+	gw_debug(gw, "conn %u: connecting to backend %s", s->conn.id, gw->o.peer.text);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -458,34 +421,24 @@ static struct sconn *sconn_new(struct gw *gw, struct rpcrdma_conn *rc)
 		free(s);
 		return NULL;
 	}
-	s->gw = gw;
-	s->rc = rc;
-	s->id = ++gw->next_id;
 	TAILQ_INIT(&s->pend);
 	gw_rm_init(&s->rm, gw->o.max_record);
-	snprintf(s->peer, sizeof(s->peer), "?");
-	TAILQ_INSERT_TAIL(&srv_of(gw)->conns, s, link);
-	gw->nconns++;
+	snprintf(s->conn.peer, sizeof(s->conn.peer), "?");
+	gw_conn_add(gw, &s->conn, rc);
 	return s;
 }
 
-static void sconn_report(struct sconn *s, struct gw_conn_report *r)
+/* Stats lines list the connections whose client has not left. */
+static const char *sconn_state(struct gw_conn *conn)
 {
-	memset(r, 0, sizeof(*r));
-	r->id = s->id;
-	r->peer = s->peer;
-	r->state = s->gone ? "closed" : bstate_names[s->bstate];
-	r->c = s->c;
-	if (s->rc && !rpcrdma_conn_stats(s->rc, &s->rs))
-		s->have_rs = true;
-	r->have_rdma = s->have_rs;
-	r->rs = s->rs;
+	struct sconn *s = sconn_of(conn);
+
+	return s->gone ? NULL : bstate_names[s->bstate];
 }
 
 static void sconn_free(struct sconn *s)
 {
-	TAILQ_REMOVE(&srv_of(s->gw)->conns, s, link);
-	s->gw->nconns--;
+	gw_conn_del(&s->conn);
 	gw_rm_fini(&s->rm);
 	if (s->retry_ev)
 		event_free(s->retry_ev);
@@ -507,10 +460,7 @@ static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event 
 	struct gw *gw = arg;
 	struct sconn *s = sconn_find(gw, rc);
 	struct rpcrdma_conn_info info;
-	struct gw_conn_report r;
 
-	if (!s && ev != RPCRDMA_CONN_UP && !srv_of(gw))
-		return;
 	switch (ev) {
 	case RPCRDMA_CONN_UP:
 		if (!s)
@@ -522,36 +472,36 @@ static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event 
 		}
 		s->up = true;
 		if (!rpcrdma_conn_info(rc, &info)) {
-			iwt_addr_format((struct sockaddr *)&info.peer, s->peer, sizeof(s->peer));
+			iwt_addr_format((struct sockaddr *)&info.peer, s->conn.peer,
+					sizeof(s->conn.peer));
 			gw_log(gw,
 			       "conn %u: %s connected (credits %u, bc %u, inline send %u recv %u, "
 			       "%s, send-inv %s, rprc %s)",
-			       s->id, s->peer, info.credits, info.bc_credits, info.inline_send,
-			       info.inline_recv,
+			       s->conn.id, s->conn.peer, info.credits, info.bc_credits,
+			       info.inline_send, info.inline_recv,
 			       info.peer_pdata ? "RFC 8797 private data" : "no private data",
 			       info.send_inv ? "on" : "off", info.rprc ? "on" : "off");
 		} else {
-			gw_log(gw, "conn %u: connected", s->id);
+			gw_log(gw, "conn %u: connected", s->conn.id);
 		}
 		backend_connect(s);
 		break;
 	case RPCRDMA_CONN_DOWN:
 		if (!s)
 			return;
-		gw_log(gw, "conn %u: %s lost (%s); closing its backend connection", s->id, s->peer,
-		       status ? rpcrdma_errname(status) : "disconnected");
+		gw_log(gw, "conn %u: %s lost (%s); closing its backend connection", s->conn.id,
+		       s->conn.peer, status ? rpcrdma_errname(status) : "disconnected");
 		sconn_gone(s);
 		break;
 	case RPCRDMA_CONN_CLOSED:
 		if (!s)
 			return;
 		if (!s->gone)
-			gw_log(gw, "conn %u: %s closed%s%s", s->id, s->peer, status ? ": " : "",
-			       status ? rpcrdma_errname(status) : "");
+			gw_log(gw, "conn %u: %s closed%s%s", s->conn.id, s->conn.peer,
+			       status ? ": " : "", status ? rpcrdma_errname(status) : "");
 		sconn_gone(s);
-		sconn_report(s, &r);
-		gw_conn_retire(gw, &r);
-		s->rc = NULL;
+		gw_conn_retire(&s->conn);
+		s->conn.rc = NULL;
 		if (s->bc_out == 0)
 			sconn_free(s);
 		break;
@@ -566,7 +516,7 @@ static void on_call(void *arg, struct rpcrdma_req *req, const uint8_t *msg, size
 	struct pend *p;
 	uint32_t prog = 0, vers = 0, proc = 0;
 
-	if (!s && rc && srv_of(gw)) {
+	if (!s && rc && gw->listener.rdma) {
 		/* a call before UP was reported: take the connection now */
 		s = sconn_new(gw, rc);
 		if (s)
@@ -578,7 +528,7 @@ static void on_call(void *arg, struct rpcrdma_req *req, const uint8_t *msg, size
 		return;
 	}
 	if (len < GW_RPC_HDR_MIN) {
-		s->c.dropped++;
+		s->conn.c.dropped++;
 		rpcrdma_req_drop(req);
 		gw_kick(gw);
 		return;
@@ -589,22 +539,22 @@ static void on_call(void *arg, struct rpcrdma_req *req, const uint8_t *msg, size
 
 		gw_rpc_system_err(err, gw_rpc_xid(msg));
 		rpcrdma_reply(req, err, sizeof(err));
-		s->c.errors++;
+		s->conn.c.errors++;
 		gw_kick(gw);
 		return;
 	}
-	p->req = req;
-	p->xid = gw_rpc_xid(msg);
+	p->q.req = req;
+	p->q.xid = gw_rpc_xid(msg);
 	p->sends = 0;
 	p->len = len;
 	memcpy(p->msg, msg, len);
-	TAILQ_INSERT_TAIL(&s->pend, p, link);
+	TAILQ_INSERT_TAIL(&s->pend, &p->q, link);
 	s->npend++;
-	s->c.calls++;
-	s->c.bytes_calls += len;
+	s->conn.c.calls++;
+	s->conn.c.bytes_calls += len;
 	if (gw->o.verbose >= 2 && gw_rpc_call_info(msg, len, &prog, &vers, &proc))
-		gw_debug(gw, "conn %u: call xid %#x prog %u vers %u proc %u, %zu octets", s->id,
-			 p->xid, prog, vers, proc, len);
+		gw_debug(gw, "conn %u: call xid %#x prog %u vers %u proc %u, %zu octets",
+			 s->conn.id, p->q.xid, prog, vers, proc, len);
 	switch (s->bstate) {
 	case B_UP:
 		send_pend(s, p);
@@ -617,68 +567,45 @@ static void on_call(void *arg, struct rpcrdma_req *req, const uint8_t *msg, size
 	}
 }
 
-int gw_server_start(struct gw *gw)
+static int server_start(struct gw *gw)
 {
-	struct srv *sv = calloc(1, sizeof(*sv));
-
-	if (!sv) {
-		gw_log(gw, "out of memory");
-		return -1;
-	}
-	TAILQ_INIT(&sv->conns);
-	gw->mode = sv;
-	sv->l = rpcrdma_listen(gw->ctx, (struct sockaddr *)&gw->o.listen.ss, gw->o.listen.len, 64,
-			       on_conn, on_call, gw);
-	if (!sv->l) {
+	gw->listener.rdma = rpcrdma_listen(gw->ctx, (struct sockaddr *)&gw->o.listen.ss,
+					   gw->o.listen.len, 64, on_conn, on_call, gw);
+	if (!gw->listener.rdma) {
 		gw_log(gw, "cannot listen on %s: %s", gw->o.listen.text, strerror(errno));
 		return -1;
 	}
 	gw_log(gw, "listening for NFS/RDMA on %s (port %u)", gw->o.listen.text,
-	       rpcrdma_listener_port(sv->l));
+	       rpcrdma_listener_port(gw->listener.rdma));
 	return 0;
 }
 
-void gw_server_stats(struct gw *gw, const char *what)
+static void server_stop(struct gw *gw)
 {
-	struct srv *sv = srv_of(gw);
-	struct gw_conn_report r;
-	struct sconn *s;
-
-	if (!sv)
-		return;
-	TAILQ_FOREACH(s, &sv->conns, link)
-	{
-		if (s->gone)
-			continue;
-		sconn_report(s, &r);
-		gw_report_print(gw, &r, what);
-	}
+	rpcrdma_listener_close(gw->listener.rdma);
+	gw->listener.rdma = NULL;
 }
 
-void gw_server_stop(struct gw *gw)
+/* The client is left: its calls are dropped, its backend connection closed. */
+static void sconn_close(struct gw_conn *conn)
 {
-	struct srv *sv = srv_of(gw);
-	struct sconn *s, *n;
+	struct sconn *s = sconn_of(conn);
 
-	if (!sv)
-		return;
-	if (gw->ctx) {
-		/* first pass: the transport still runs */
-		if (sv->l) {
-			rpcrdma_listener_close(sv->l);
-			sv->l = NULL;
-		}
-		TAILQ_FOREACH(s, &sv->conns, link)
-		{
-			sconn_gone(s);
-			if (s->rc)
-				rpcrdma_close(s->rc);
-		}
-		return;
-	}
-	/* second pass: the ctx is destroyed, no callback can come any more */
-	TAILQ_FOREACH_SAFE(s, &sv->conns, link, n)
-	sconn_free(s);
-	free(sv);
-	gw->mode = NULL;
+	sconn_gone(s);
+	rpcrdma_close(s->conn.rc);
 }
+
+static void sconn_release(struct gw_conn *conn)
+{
+	sconn_free(sconn_of(conn));
+}
+
+const struct gw_mode_ops gw_server_mode = {
+	.name = "server",
+	.listen = {"--listen", "iWARP", "0.0.0.0", GW_DEFAULT_RDMA_PORT},
+	.peer = {"--backend", "NFS backend", "127.0.0.1", GW_DEFAULT_NFS_PORT},
+	.bc_credits = 8, /* forward the backend's callbacks */
+	.start = server_start,
+	.stop = server_stop,
+	.conn = {sconn_close, sconn_release, sconn_state},
+};

@@ -27,11 +27,20 @@
  * to one, so XIDs never collide and no rewriting is needed (gw_server.c,
  * gw_client.c).
  *
+ * Modes.  This file knows a mode only through its struct gw_mode_ops
+ * (gw_int.h): the command word picks gw_server_mode or gw_client_mode, whose
+ * fields give the defaults of --listen, of the far side and of
+ * --backchannel, and whose functions start the listener, stop it and close,
+ * free and name the state of one connection.  The connections themselves
+ * (ids, peer, counters, the rpcrdma_conn) are listed here, so --stats and
+ * shutdown walk one list whatever the mode.
+ *
  * Logging: one line per connection event on stderr; -v adds per-call detail.
  * --stats prints per-connection counters (the transport's rpcrdma_stats plus
  * the gateway's calls, octets and errors) every SECONDS, when a connection
  * closes, and at exit.  SIGINT/SIGTERM stop the loop; the totals are printed
- * and everything is closed.  Exit status 0, 1 runtime error, 2 usage.
+ * and everything is closed by gw_shutdown, the one way out.  Exit status 0,
+ * 1 runtime error, 2 usage.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -176,18 +185,18 @@ static void human(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64, v);
 }
 
-void gw_report_print(struct gw *gw, const struct gw_conn_report *r, const char *what)
+/* One stats line: `what` (periodic, closed, exit, total), the connection and its state. */
+static void conn_print(struct gw *gw, const struct gw_conn *r, const char *state, const char *what)
 {
 	char bc[16], br[16], bi[16], brc[16], bwc[16], byc[16], bp[16];
 
 	human(r->c.bytes_calls, bc, sizeof(bc));
 	human(r->c.bytes_replies, br, sizeof(br));
-	if (!r->have_rdma) {
+	if (!r->have_rs) {
 		gw_log(gw,
 		       "stats %s conn %u %s (%s): calls %" PRIu64 " replies %" PRIu64
 		       " errors %" PRIu64 " bytes call %s reply %s",
-		       what, r->id, r->peer, r->state, r->c.calls, r->c.replies, r->c.errors, bc,
-		       br);
+		       what, r->id, r->peer, state, r->c.calls, r->c.replies, r->c.errors, bc, br);
 		return;
 	}
 	human(r->rs.bytes_inline, bi, sizeof(bi));
@@ -202,7 +211,7 @@ void gw_report_print(struct gw *gw, const struct gw_conn_report *r, const char *
 	       " long-reply %" PRIu64 " rprc %" PRIu64 " send-inv %" PRIu64 " rdma-error %" PRIu64
 	       "/%" PRIu64 " discarded %" PRIu64 " retransmitted %" PRIu64 " reconnects %" PRIu64
 	       " credit-waits %" PRIu64,
-	       what, r->id, r->peer, r->state, r->c.calls, r->c.replies, r->c.errors, r->c.bc_calls,
+	       what, r->id, r->peer, state, r->c.calls, r->c.replies, r->c.errors, r->c.bc_calls,
 	       bc, br, bi, brc, bwc, byc, bp, r->rs.msgs_inline, r->rs.msgs_long_call,
 	       r->rs.msgs_long_reply, r->rs.msgs_rprc, r->rs.send_inv, r->rs.err_sent,
 	       r->rs.err_received, r->rs.discarded, r->rs.retransmitted,
@@ -232,32 +241,87 @@ static void add_counters(struct gw_counters *t, const struct gw_counters *c)
 	t->dropped += c->dropped;
 }
 
-void gw_conn_retire(struct gw *gw, const struct gw_conn_report *r)
+/* The transport's counters of the connection, while it has one. */
+static void conn_update_rs(struct gw_conn *conn)
 {
-	add_counters(&gw->closed, &r->c);
-	if (r->have_rdma)
-		add_rs(&gw->closed_rs, &r->rs);
+	if (conn->rc && !rpcrdma_conn_stats(conn->rc, &conn->rs))
+		conn->have_rs = true;
+}
+
+void gw_conn_add(struct gw *gw, struct gw_conn *conn, struct rpcrdma_conn *rc)
+{
+	conn->gw = gw;
+	conn->id = ++gw->next_id;
+	conn->rc = rc;
+	TAILQ_INSERT_TAIL(&gw->conns, conn, link);
+	gw->nconns++;
+}
+
+void gw_conn_del(struct gw_conn *conn)
+{
+	TAILQ_REMOVE(&conn->gw->conns, conn, link);
+	conn->gw->nconns--;
+}
+
+void gw_conn_retire(struct gw_conn *conn)
+{
+	struct gw *gw = conn->gw;
+	const char *state;
+
+	if (conn->retired)
+		return;
+	conn->retired = true;
+	conn_update_rs(conn);
+	add_counters(&gw->total.c, &conn->c);
+	if (conn->have_rs)
+		add_rs(&gw->total.rs, &conn->rs);
+	state = gw->o.mode->conn.state(conn);
 	if (gw->o.stats)
-		gw_report_print(gw, r, "closed");
+		conn_print(gw, conn, state ? state : "closed", "closed");
+}
+
+struct gw_pend *gw_pend_reply(struct gw_conn *conn, struct gw_pendq *q, const uint8_t *rec,
+			      size_t len, const char *from, int *status)
+{
+	uint32_t xid = gw_rpc_xid(rec);
+	struct gw_pend *p;
+
+	TAILQ_FOREACH(p, q, link)
+	{
+		if (p->xid == xid)
+			break;
+	}
+	if (!p) {
+		/* e.g. the reply to a call sent twice around a reconnect */
+		conn->c.dropped++;
+		gw_debug(conn->gw, "conn %u: reply xid %#x from the %s matches no call: dropped",
+			 conn->id, xid, from);
+		return NULL;
+	}
+	*status = rpcrdma_reply(p->req, rec, len);
+	if (*status) {
+		conn->c.errors++;
+		gw_log(conn->gw,
+		       "conn %u: reply xid %#x (%zu octets) from the %s not delivered: %s",
+		       conn->id, xid, len, from, rpcrdma_errname(*status));
+	}
+	return p;
 }
 
 static void print_stats(struct gw *gw, const char *what)
 {
-	struct gw_conn_report tot = {0};
+	struct gw_conn *conn;
+	const char *state;
 
-	if (gw->o.mode == GW_SERVER)
-		gw_server_stats(gw, what);
-	else
-		gw_client_stats(gw, what);
-	if (!strcmp(what, "exit")) {
-		tot.id = 0;
-		tot.peer = "all";
-		tot.state = "closed connections";
-		tot.c = gw->closed;
-		tot.have_rdma = true;
-		tot.rs = gw->closed_rs;
-		gw_report_print(gw, &tot, "total");
+	TAILQ_FOREACH(conn, &gw->conns, link)
+	{
+		if (conn->retired || !(state = gw->o.mode->conn.state(conn)))
+			continue;
+		conn_update_rs(conn);
+		conn_print(gw, conn, state, what);
 	}
+	if (!strcmp(what, "exit"))
+		conn_print(gw, &gw->total, "closed connections", "total");
 }
 
 static void on_stats(evutil_socket_t fd, short what, void *arg)
@@ -270,7 +334,6 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	struct gw *gw = arg;
 
 	gw_log(gw, "%s: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
-	gw->stopping = true;
 	event_base_loopexit(gw->base, NULL);
 }
 
@@ -287,9 +350,6 @@ static void gw_rdma_config(const struct gw *gw, struct rpcrdma_config *cfg,
 	cfg->inline_send = gw->o.inline_size;
 	cfg->credits = gw->o.credits;
 	cfg->bc_credits = gw->o.bc_credits;
-	/* server: forward the backend's callbacks unless told not to */
-	if (gw->o.mode == GW_SERVER && !gw->o.bc_set)
-		cfg->bc_credits = 8;
 	cfg->no_send_inv = gw->o.no_send_inv;
 	cfg->rprc = gw->o.rprc;
 	cfg->max_msg = gw->o.max_record;
@@ -298,10 +358,9 @@ static void gw_rdma_config(const struct gw *gw, struct rpcrdma_config *cfg,
 	cfg->cm = &gw->o.iw.cm;
 	cfg->log = rdma_log;
 	cfg->log_arg = (void *)(uintptr_t)gw;
-	if (gw->o.mode == GW_CLIENT)
-		cfg->reconnects = gw->o.backend_retries;
-	if (gw->o.mode == GW_CLIENT && gw->o.retry_ms)
-		cfg->reconnect_ms = gw->o.retry_ms;
+	/* RPC-over-RDMA reconnects: only a client's connections ever make them */
+	cfg->reconnects = gw->o.backend_retries;
+	cfg->reconnect_ms = gw->o.retry_ms;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -400,59 +459,51 @@ static void usage(FILE *f)
 	      f);
 }
 
-enum {
-	OPT_CREDITS = 0x100,
-	OPT_INLINE,
-	OPT_RPRC,
-	OPT_NO_SEND_INV,
-	OPT_BACKCHANNEL,
-	OPT_MAX_RECORD,
-	OPT_RETRIES,
-	OPT_RETRY_MS,
-	OPT_CALL_TIMEOUT,
-	OPT_STATS,
-	OPT_POLL_MS,
+/*
+ * The gateway's own options, one row each; the shared iWARP options are
+ * iwt_opt's (IWT_OPT_LONG).  A row says where the value goes (one of str,
+ * u16, u32, i32, count; flag is set whenever the option is given) and, for
+ * an option of one mode only, which: given in the other mode it is refused,
+ * with what that mode has instead.  Numbers follow iwt_num (min..max, flags).
+ */
+struct gw_opt_def {
+	const char *name;		/* long name, without the dashes */
+	int letter;			/* short option, 0: none */
+	int has_arg;			/* no_argument, required_argument, optional_argument */
+	uint64_t min, max;		/* a number's range */
+	unsigned num_flags;		/* IWT_NUM_SUFFIX: K, M and G allowed */
+	const struct gw_mode_ops *mode; /* the only mode it is for; NULL: both */
+	const char *instead;		/* the other mode's counterpart */
+	const char **str;
+	uint16_t *u16;
+	uint32_t *u32;
+	int *i32;
+	int *count;
+	bool *flag;
 };
 
-static const struct option long_opts[] = {
-	{"listen", required_argument, NULL, 'l'},
-	{"backend", required_argument, NULL, 'b'},
-	{"remote", required_argument, NULL, 'r'},
-	{"credits", required_argument, NULL, OPT_CREDITS},
-	{"inline", required_argument, NULL, OPT_INLINE},
-	{"rprc", no_argument, NULL, OPT_RPRC},
-	{"no-send-inv", no_argument, NULL, OPT_NO_SEND_INV},
-	{"backchannel", required_argument, NULL, OPT_BACKCHANNEL},
-	{"max-record", required_argument, NULL, OPT_MAX_RECORD},
-	{"backend-retries", required_argument, NULL, OPT_RETRIES},
-	{"retry-ms", required_argument, NULL, OPT_RETRY_MS},
-	{"call-timeout", required_argument, NULL, OPT_CALL_TIMEOUT},
-	{"stats", optional_argument, NULL, OPT_STATS},
-	{"poll-ms", required_argument, NULL, OPT_POLL_MS},
-	{"verbose", no_argument, NULL, 'v'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	IWT_OPT_LONG,
-	{NULL, 0, NULL, 0},
-};
+/* "iwnfsgw: WHAT" on stderr; the usage exit status. */
+#define usage_err(...) (iwt_msg(GW_PROG, __VA_ARGS__), IWT_EXIT_USAGE)
 
-#define bad_arg(...)   iwt_bad_arg(GW_PROG, __VA_ARGS__)
-#define parse_u64(...) iwt_num_u64(GW_PROG, __VA_ARGS__)
+#define GW_OPT_VAL(i)  (0x100 + (int)(i)) /* getopt value of a row without a letter */
 
-/* ADDR[:PORT], [V6]:PORT, :PORT or PORT (iwt_addr_split), resolved. */
-static int parse_addr(const char *opt, const char *s, const char *def_host, uint16_t def_port,
-		      bool passive, struct gw_addr *a)
+static const struct gw_mode_ops *const gw_modes[] = {&gw_server_mode, &gw_client_mode};
+
+/* The address of one side: arg (ADDR[:PORT], [V6]:PORT, :PORT or PORT, as
+ * iwt_addr_split reads it; NULL: the side's default), resolved. */
+static int parse_side(const struct gw_side *side, const char *arg, bool passive, struct gw_addr *a)
 {
+	const char *text = arg ? arg : side->host;
 	struct iwt_hostport hp;
 	const char *why, *host;
 	int rc;
 
-	if (iwt_addr_split(s, &hp, &why))
-		return bad_arg(opt, s, why);
-	host = hp.host[0] ? hp.host : def_host;
-	rc = iwt_addr_resolve(host, hp.has_port ? hp.port : def_port, passive, &a->ss, &a->len);
+	if (iwt_addr_split(text, &hp, &why))
+		return iwt_bad_arg(GW_PROG, side->opt, text, why);
+	host = hp.host[0] ? hp.host : side->host;
+	rc = iwt_addr_resolve(host, hp.has_port ? hp.port : side->port, passive, &a->ss, &a->len);
 	if (rc) {
-		fprintf(stderr, "%s: cannot resolve '%s' for %s: %s\n", GW_PROG, host, opt,
+		fprintf(stderr, "%s: cannot resolve '%s' for %s: %s\n", GW_PROG, host, side->opt,
 			gai_strerror(rc));
 		return -1;
 	}
@@ -460,11 +511,67 @@ static int parse_addr(const char *opt, const char *s, const char *def_host, uint
 	return 0;
 }
 
+/* The value of row d: 0, or -1 after the message. */
+static int opt_take(const struct gw_opt_def *d, const char *arg)
+{
+	char opt[32];
+	uint64_t v;
+
+	if (d->flag)
+		*d->flag = true;
+	if (d->count)
+		(*d->count)++;
+	if (d->str)
+		*d->str = arg;
+	if (!arg || !(d->u16 || d->u32 || d->i32))
+		return 0;
+	snprintf(opt, sizeof(opt), "--%s", d->name);
+	if (iwt_num_u64(GW_PROG, opt, arg, d->min, d->max, d->num_flags, &v))
+		return -1;
+	if (d->u16)
+		*d->u16 = (uint16_t)v;
+	else if (d->u32)
+		*d->u32 = (uint32_t)v;
+	else
+		*d->i32 = (int)v;
+	return 0;
+}
+
 /* 0 to run, -1 exit 0 (help/version), else the usage exit status. */
 static int parse_args(int argc, char **argv, struct gw_opts *o)
 {
-	const char *listen = NULL, *backend = NULL, *remote = NULL;
-	uint64_t v;
+	const char *listen = NULL, *peer = NULL;
+	bool bc_set = false;
+	const struct gw_opt_def defs[] = {
+		{"listen", 'l', required_argument, .str = &listen},
+		{"backend", 'b', required_argument, .mode = &gw_server_mode, .instead = "--remote",
+		 .str = &peer},
+		{"remote", 'r', required_argument, .mode = &gw_client_mode, .instead = "--backend",
+		 .str = &peer},
+		{"credits", 0, required_argument, 1, 1024, 0, .u16 = &o->credits},
+		{"inline", 0, required_argument, 1024, 1 << 20, IWT_NUM_SUFFIX,
+		 .u32 = &o->inline_size},
+		{"rprc", 0, no_argument, .flag = &o->rprc},
+		{"no-send-inv", 0, no_argument, .flag = &o->no_send_inv},
+		{"backchannel", 0, required_argument, 0, 1024, 0, .u16 = &o->bc_credits,
+		 .flag = &bc_set},
+		{"max-record", 0, required_argument, GW_MIN_MAX_RECORD, GW_MAX_MAX_RECORD,
+		 IWT_NUM_SUFFIX, .u32 = &o->max_record},
+		{"backend-retries", 0, required_argument, 0, 1000, 0, .i32 = &o->backend_retries},
+		{"retry-ms", 0, required_argument, 1, 600000, 0, .u32 = &o->retry_ms},
+		{"call-timeout", 0, required_argument, 0, 86400000, 0, .u32 = &o->call_timeout},
+		{"poll-ms", 0, required_argument, 0, 60000, 0, .u32 = &o->poll_ms},
+		{"stats", 0, optional_argument, 1, 86400, 0, .i32 = &o->stats_secs,
+		 .flag = &o->stats},
+		{"verbose", 'v', no_argument, .count = &o->verbose},
+	};
+
+	enum { NDEFS = sizeof(defs) / sizeof(defs[0]) };
+	static const struct option iwt_long[] = {IWT_OPT_LONG};
+	struct option lo[NDEFS + sizeof(iwt_long) / sizeof(iwt_long[0]) + 3];
+	char shorts[2 * NDEFS + 4] = ":hV";
+	bool given[NDEFS] = {false};
+	size_t i, n = 0, ns = strlen(shorts);
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -475,82 +582,39 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	o->retry_ms = 500;
 	o->poll_ms = 0;
 	iwt_opt_init(&o->iw);
+	for (i = 0; i < NDEFS; i++) {
+		lo[n++] = (struct option){defs[i].name, defs[i].has_arg, NULL,
+					  defs[i].letter ? defs[i].letter : GW_OPT_VAL(i)};
+		if (defs[i].letter) {
+			shorts[ns++] = (char)defs[i].letter;
+			if (defs[i].has_arg == required_argument)
+				shorts[ns++] = ':';
+		}
+	}
+	shorts[ns] = '\0';
+	lo[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	lo[n++] = (struct option){"version", no_argument, NULL, 'V'};
+	memcpy(&lo[n], iwt_long, sizeof(iwt_long));
+	n += sizeof(iwt_long) / sizeof(iwt_long[0]);
+	lo[n] = (struct option){NULL, 0, NULL, 0};
+
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":l:b:r:vhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
 		if (c >= IWT_OPT_BASE && c < IWT_OPT_END) {
 			if (iwt_opt_parse(&o->iw, GW_PROG, c, optarg))
 				return IWT_EXIT_USAGE;
 			continue;
 		}
+		for (i = 0; i < NDEFS; i++)
+			if (c == (defs[i].letter ? defs[i].letter : GW_OPT_VAL(i)))
+				break;
+		if (i < NDEFS) {
+			given[i] = true;
+			if (opt_take(&defs[i], optarg))
+				return IWT_EXIT_USAGE;
+			continue;
+		}
 		switch (c) {
-		case 'l':
-			listen = optarg;
-			break;
-		case 'b':
-			backend = optarg;
-			break;
-		case 'r':
-			remote = optarg;
-			break;
-		case OPT_CREDITS:
-			if (parse_u64("--credits", optarg, 1, 1024, 0, &v))
-				return IWT_EXIT_USAGE;
-			o->credits = (uint16_t)v;
-			break;
-		case OPT_INLINE:
-			if (parse_u64("--inline", optarg, 1024, 1 << 20, IWT_NUM_SUFFIX, &v))
-				return IWT_EXIT_USAGE;
-			o->inline_size = (uint32_t)v;
-			break;
-		case OPT_RPRC:
-			o->rprc = true;
-			break;
-		case OPT_NO_SEND_INV:
-			o->no_send_inv = true;
-			break;
-		case OPT_BACKCHANNEL:
-			if (parse_u64("--backchannel", optarg, 0, 1024, 0, &v))
-				return IWT_EXIT_USAGE;
-			o->bc_credits = (uint16_t)v;
-			o->bc_set = true;
-			break;
-		case OPT_MAX_RECORD:
-			if (parse_u64("--max-record", optarg, GW_MIN_MAX_RECORD, GW_MAX_MAX_RECORD,
-				      IWT_NUM_SUFFIX, &v))
-				return IWT_EXIT_USAGE;
-			o->max_record = (uint32_t)v;
-			break;
-		case OPT_RETRIES:
-			if (parse_u64("--backend-retries", optarg, 0, 1000, 0, &v))
-				return IWT_EXIT_USAGE;
-			o->backend_retries = (int)v;
-			break;
-		case OPT_RETRY_MS:
-			if (parse_u64("--retry-ms", optarg, 1, 600000, 0, &v))
-				return IWT_EXIT_USAGE;
-			o->retry_ms = (uint32_t)v;
-			break;
-		case OPT_CALL_TIMEOUT:
-			if (parse_u64("--call-timeout", optarg, 0, 86400000, 0, &v))
-				return IWT_EXIT_USAGE;
-			o->call_timeout = (uint32_t)v;
-			break;
-		case OPT_STATS:
-			o->stats = true;
-			if (optarg) {
-				if (parse_u64("--stats", optarg, 1, 86400, 0, &v))
-					return IWT_EXIT_USAGE;
-				o->stats_secs = (int)v;
-			}
-			break;
-		case OPT_POLL_MS:
-			if (parse_u64("--poll-ms", optarg, 0, 60000, 0, &v))
-				return IWT_EXIT_USAGE;
-			o->poll_ms = (uint32_t)v;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -559,58 +623,31 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 			       IWARP_VERSION);
 			return -1;
 		case ':':
-			fprintf(stderr, "%s: option '%s' needs a value\n", GW_PROG,
-				argv[optind - 1]);
-			return IWT_EXIT_USAGE;
+			return usage_err("option '%s' needs a value", argv[optind - 1]);
 		default:
-			fprintf(stderr, "%s: unknown option '%s' (try --help)\n", GW_PROG,
-				argv[optind - 1]);
-			return IWT_EXIT_USAGE;
+			return usage_err("unknown option '%s' (try --help)", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "%s: missing mode: server or client (try --help)\n", GW_PROG);
+	if (optind >= argc)
+		return usage_err("missing mode: server or client (try --help)");
+	for (i = 0; i < sizeof(gw_modes) / sizeof(gw_modes[0]); i++)
+		if (!strcmp(argv[optind], gw_modes[i]->name))
+			o->mode = gw_modes[i];
+	if (!o->mode)
+		return usage_err("unknown mode '%s': server or client", argv[optind]);
+	if (optind + 1 < argc)
+		return usage_err("unexpected argument '%s'", argv[optind + 1]);
+	for (i = 0; i < NDEFS; i++)
+		if (given[i] && defs[i].mode && defs[i].mode != o->mode)
+			return usage_err("--%s is for %s mode (%s: %s)", defs[i].name,
+					 defs[i].mode->name, o->mode->name, defs[i].instead);
+	if (!peer && o->mode->peer.required)
+		return usage_err("%s mode needs %s ADDR[:PORT]", o->mode->name, o->mode->peer.opt);
+	if (!bc_set)
+		o->bc_credits = o->mode->bc_credits;
+	if (parse_side(&o->mode->listen, listen, true, &o->listen) ||
+	    parse_side(&o->mode->peer, peer, false, &o->peer))
 		return IWT_EXIT_USAGE;
-	}
-	if (!strcmp(argv[optind], "server")) {
-		o->mode = GW_SERVER;
-	} else if (!strcmp(argv[optind], "client")) {
-		o->mode = GW_CLIENT;
-	} else {
-		fprintf(stderr, "%s: unknown mode '%s': server or client\n", GW_PROG, argv[optind]);
-		return IWT_EXIT_USAGE;
-	}
-	if (optind + 1 < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", GW_PROG, argv[optind + 1]);
-		return IWT_EXIT_USAGE;
-	}
-	if (o->mode == GW_SERVER) {
-		if (remote) {
-			fprintf(stderr, "%s: --remote is for client mode (server: --backend)\n",
-				GW_PROG);
-			return IWT_EXIT_USAGE;
-		}
-		if (parse_addr("--listen", listen ? listen : "0.0.0.0", "0.0.0.0",
-			       GW_DEFAULT_RDMA_PORT, true, &o->listen) ||
-		    parse_addr("--backend", backend ? backend : "127.0.0.1", "127.0.0.1",
-			       GW_DEFAULT_NFS_PORT, false, &o->peer))
-			return IWT_EXIT_USAGE;
-	} else {
-		if (backend) {
-			fprintf(stderr, "%s: --backend is for server mode (client: --remote)\n",
-				GW_PROG);
-			return IWT_EXIT_USAGE;
-		}
-		if (!remote) {
-			fprintf(stderr, "%s: client mode needs --remote ADDR[:PORT]\n", GW_PROG);
-			return IWT_EXIT_USAGE;
-		}
-		if (parse_addr("--listen", listen ? listen : "127.0.0.1", "127.0.0.1",
-			       GW_DEFAULT_NFS_PORT, true, &o->listen) ||
-		    parse_addr("--remote", remote, "127.0.0.1", GW_DEFAULT_RDMA_PORT, false,
-			       &o->peer))
-			return IWT_EXIT_USAGE;
-	}
 	return 0;
 }
 
@@ -619,15 +656,91 @@ static void trace_sink(void *ctx, enum iw_log_level level, const char *msg)
 	gw_log(NULL, "trace: %s", msg);
 }
 
+/* The event loop and the transport behind its fd: 0, or -1 (message printed;
+ * gw_shutdown frees what was made). */
+static int gw_open(struct gw *gw)
+{
+	struct rpcrdma_config cfg;
+	struct iwv_context_attr verbs;
+
+	gw->base = event_base_new();
+	if (!gw->base) {
+		fprintf(stderr, "%s: cannot create the event loop\n", GW_PROG);
+		return -1;
+	}
+	gw_rdma_config(gw, &cfg, &verbs);
+	gw->ctx = rpcrdma_ctx_create(&cfg);
+	if (!gw->ctx) {
+		fprintf(stderr, "%s: cannot start the RPC-over-RDMA transport: %s\n", GW_PROG,
+			strerror(errno));
+		return -1;
+	}
+	gw->ev_fd = event_new(gw->base, rpcrdma_ctx_fd(gw->ctx), EV_READ | EV_PERSIST, on_ctx_event,
+			      gw);
+	gw->ev_timer = evtimer_new(gw->base, on_ctx_event, gw);
+	gw->ev_kick = event_new(gw->base, -1, 0, on_ctx_event, gw);
+	gw->ev_sig[0] = evsignal_new(gw->base, SIGINT, on_signal, gw);
+	gw->ev_sig[1] = evsignal_new(gw->base, SIGTERM, on_signal, gw);
+	if (!gw->ev_fd || !gw->ev_timer || !gw->ev_kick || !gw->ev_sig[0] || !gw->ev_sig[1] ||
+	    event_add(gw->ev_fd, NULL) || event_add(gw->ev_sig[0], NULL) ||
+	    event_add(gw->ev_sig[1], NULL)) {
+		fprintf(stderr, "%s: cannot set up the event loop\n", GW_PROG);
+		return -1;
+	}
+	if (gw->o.stats && gw->o.stats_secs) {
+		struct timeval tv = {.tv_sec = gw->o.stats_secs};
+
+		gw->ev_stats = event_new(gw->base, -1, EV_PERSIST, on_stats, gw);
+		if (gw->ev_stats)
+			event_add(gw->ev_stats, &tv);
+	}
+	return 0;
+}
+
+/*
+ * The one way out, for a stop by signal, a failed start or a half-made
+ * gateway alike, and safe to call again: the mode stops listening and
+ * closes every connection while the transport still runs; the events go;
+ * the transport is destroyed (outstanding calls complete with
+ * IW_ERPC_SHUTDOWN and connections report CLOSED, which frees most of them);
+ * then, with no callback left to come, the connections still held are freed.
+ */
+static void gw_shutdown(struct gw *gw)
+{
+	struct event **evs[] = {&gw->ev_stats, &gw->ev_fd,     &gw->ev_timer,
+				&gw->ev_kick,  &gw->ev_sig[0], &gw->ev_sig[1]};
+	struct gw_conn *conn, *next;
+	size_t i;
+
+	gw->o.mode->stop(gw);
+	TAILQ_FOREACH_SAFE(conn, &gw->conns, link, next)
+	{
+		gw->o.mode->conn.close(conn);
+	}
+	for (i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+		if (*evs[i])
+			event_free(*evs[i]);
+		*evs[i] = NULL;
+	}
+	rpcrdma_ctx_destroy(gw->ctx);
+	gw->ctx = NULL;
+	while ((conn = TAILQ_FIRST(&gw->conns)))
+		gw->o.mode->conn.free(conn);
+	if (gw->base)
+		event_base_free(gw->base);
+	gw->base = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	struct gw gw;
-	struct rpcrdma_config cfg;
-	struct iwv_context_attr verbs;
 	char desc[128];
 	int rc;
 
 	memset(&gw, 0, sizeof(gw));
+	TAILQ_INIT(&gw.conns);
+	snprintf(gw.total.peer, sizeof(gw.total.peer), "all");
+	gw.total.have_rs = true;
 	rc = parse_args(argc, argv, &gw.o);
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -641,96 +754,26 @@ int main(int argc, char **argv)
 	if (gw.o.iw.cm.trace)
 		iw_log_set(trace_sink, NULL, IW_LOG_TRACE);
 
-	gw.base = event_base_new();
-	if (!gw.base) {
-		fprintf(stderr, "%s: cannot create the event loop\n", GW_PROG);
-		return IWT_EXIT_FAIL;
-	}
-	gw_rdma_config(&gw, &cfg, &verbs);
-	gw.ctx = rpcrdma_ctx_create(&cfg);
-	if (!gw.ctx) {
-		fprintf(stderr, "%s: cannot start the RPC-over-RDMA transport: %s\n", GW_PROG,
-			strerror(errno));
-		event_base_free(gw.base);
-		return IWT_EXIT_FAIL;
-	}
-	gw.ev_fd =
-		event_new(gw.base, rpcrdma_ctx_fd(gw.ctx), EV_READ | EV_PERSIST, on_ctx_event, &gw);
-	gw.ev_timer = evtimer_new(gw.base, on_ctx_event, &gw);
-	gw.ev_kick = event_new(gw.base, -1, 0, on_ctx_event, &gw);
-	gw.ev_sig[0] = evsignal_new(gw.base, SIGINT, on_signal, &gw);
-	gw.ev_sig[1] = evsignal_new(gw.base, SIGTERM, on_signal, &gw);
-	if (!gw.ev_fd || !gw.ev_timer || !gw.ev_kick || !gw.ev_sig[0] || !gw.ev_sig[1] ||
-	    event_add(gw.ev_fd, NULL) || event_add(gw.ev_sig[0], NULL) ||
-	    event_add(gw.ev_sig[1], NULL)) {
-		fprintf(stderr, "%s: cannot set up the event loop\n", GW_PROG);
-		rc = IWT_EXIT_FAIL;
-		goto out;
-	}
-	if (gw.o.stats && gw.o.stats_secs) {
-		struct timeval tv = {.tv_sec = gw.o.stats_secs};
-
-		gw.ev_stats = event_new(gw.base, -1, EV_PERSIST, on_stats, &gw);
-		if (gw.ev_stats)
-			event_add(gw.ev_stats, &tv);
-	}
-
-	iwt_opt_describe(&gw.o.iw, desc, sizeof(desc));
-	if (gw.o.mode == GW_SERVER) {
+	rc = IWT_EXIT_FAIL;
+	if (gw_open(&gw) == 0) {
+		iwt_opt_describe(&gw.o.iw, desc, sizeof(desc));
 		gw_log(&gw,
-		       "server: iWARP on %s -> NFS backend %s (credits %u, inline %u, rprc %s, "
-		       "send-inv %s, %s)",
-		       gw.o.listen.text, gw.o.peer.text, gw.o.credits, gw.o.inline_size,
+		       "%s: %s on %s -> %s %s (credits %u, inline %u, rprc %s, send-inv %s, %s)",
+		       gw.o.mode->name, gw.o.mode->listen.what, gw.o.listen.text,
+		       gw.o.mode->peer.what, gw.o.peer.text, gw.o.credits, gw.o.inline_size,
 		       gw.o.rprc ? "on" : "off", gw.o.no_send_inv ? "off" : "on", desc);
-		rc = gw_server_start(&gw);
-	} else {
-		gw_log(&gw,
-		       "client: TCP on %s -> NFS/RDMA remote %s (credits %u, inline %u, rprc %s, "
-		       "send-inv %s, %s)",
-		       gw.o.listen.text, gw.o.peer.text, gw.o.credits, gw.o.inline_size,
-		       gw.o.rprc ? "on" : "off", gw.o.no_send_inv ? "off" : "on", desc);
-		rc = gw_client_start(&gw);
+		if (gw.o.mode->start(&gw) == 0) {
+			process_round(&gw);
+			if (event_base_dispatch(gw.base) < 0) {
+				gw_log(&gw, "event loop failed");
+				gw.exit_code = IWT_EXIT_FAIL;
+			}
+			if (gw.o.stats)
+				print_stats(&gw, "exit");
+			rc = gw.exit_code;
+		}
 	}
-	if (rc) {
-		rc = IWT_EXIT_FAIL;
-		goto out;
-	}
-	process_round(&gw);
-	if (event_base_dispatch(gw.base) < 0) {
-		gw_log(&gw, "event loop failed");
-		gw.exit_code = IWT_EXIT_FAIL;
-	}
-	if (gw.o.stats)
-		print_stats(&gw, "exit");
-	rc = gw.exit_code;
-out:
-	/* first pass: close listeners and connections, the ctx still runs */
-	gw.stopping = true;
-	if (gw.o.mode == GW_SERVER)
-		gw_server_stop(&gw);
-	else
-		gw_client_stop(&gw);
-	if (gw.ev_stats)
-		event_free(gw.ev_stats);
-	if (gw.ev_fd)
-		event_free(gw.ev_fd);
-	if (gw.ev_timer)
-		event_free(gw.ev_timer);
-	if (gw.ev_kick)
-		event_free(gw.ev_kick);
-	if (gw.ev_sig[0])
-		event_free(gw.ev_sig[0]);
-	if (gw.ev_sig[1])
-		event_free(gw.ev_sig[1]);
-	/* closes every connection; outstanding calls complete with IW_ERPC_SHUTDOWN */
-	rpcrdma_ctx_destroy(gw.ctx);
-	gw.ctx = NULL;
-	/* second pass (ctx gone): free what is left */
-	if (gw.o.mode == GW_SERVER)
-		gw_server_stop(&gw);
-	else
-		gw_client_stop(&gw);
-	event_base_free(gw.base);
+	gw_shutdown(&gw);
 	gw_log(&gw, "stopped");
 	return rc;
 }

@@ -2,8 +2,9 @@
 /*
  * test_gw_rpc.c - iwnfsgw's ONC RPC record marking (RFC 5531 §11) and RPC
  * header helpers (tools/iwnfsgw/gw_rpc.c): records split anywhere,
- * multi-fragment records, the record size bound, the writer, and the
- * gateway's own SYSTEM_ERR reply.
+ * multi-fragment records, the record size bound, the writer, reading a
+ * connection's buffer and then its socket, and the gateway's own SYSTEM_ERR
+ * reply.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,52 @@ START_TEST(rm_recv_reads_the_rest_of_a_fragment_straight_from_the_socket)
 }
 END_TEST
 
+START_TEST(rm_read_takes_the_buffer_then_the_socket_then_sets_lowat)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct gw_rm_reader rd;
+	uint8_t hdr[4], body[30000];
+	int sv[2], go_on = 0, stop = -100;
+
+	memset(body, 3, sizeof(body));
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	gw_rm_init(&rd, 65536);
+	drained = 0;
+	/* a small record and the start of a large one are buffered already,
+	 * the large one's rest and a third record wait in the socket */
+	gw_rm_write(b, body, 100, 0);
+	put32(hdr, GW_RM_LAST | sizeof(body));
+	evbuffer_add(b, hdr, 4);
+	evbuffer_add(b, body, 1000);
+	ck_assert_int_eq(write(sv[1], body, sizeof(body) - 1000), (int)(sizeof(body) - 1000));
+	put32(hdr, GW_RM_LAST | 8);
+	ck_assert_int_eq(write(sv[1], hdr, 4), 4);
+	ck_assert_int_eq(write(sv[1], body, 8), 8);
+	ck_assert_int_eq(gw_rm_read(&rd, b, sv[0], count_rec, &go_on), 0);
+	ck_assert_uint_eq(drained, 2);
+	ck_assert_uint_eq(drained_len[0], 100);
+	ck_assert_uint_eq(drained_len[1], sizeof(body));
+	ck_assert_uint_eq(evbuffer_get_length(b), 0);
+	ck_assert_uint_eq(rd.lowat, 1); /* between records */
+	/* the third record is the bufferevent's to read; fn stops the reader */
+	ck_assert_int_eq(read(sv[0], hdr, 4), 4);
+	evbuffer_add(b, hdr, 4);
+	ck_assert_int_eq(read(sv[0], body, 8), 8);
+	evbuffer_add(b, body, 8);
+	ck_assert_int_eq(gw_rm_read(&rd, b, sv[0], count_rec, &stop), -100);
+	ck_assert_uint_eq(drained, 3);
+	/* a fragment under way and the peer gone */
+	put32(hdr, GW_RM_LAST | 5000);
+	evbuffer_add(b, hdr, 4);
+	close(sv[1]);
+	ck_assert_int_eq(gw_rm_read(&rd, b, sv[0], count_rec, &go_on), GW_RM_EOF);
+	ck_assert_uint_eq(drained, 3);
+	close(sv[0]);
+	gw_rm_fini(&rd);
+	evbuffer_free(b);
+}
+END_TEST
+
 START_TEST(rpc_system_err_is_an_accepted_reply_with_accept_stat_5)
 {
 	static const uint8_t want[GW_RPC_ERR_REPLY_LEN] = {
@@ -317,6 +364,7 @@ static Suite *gw_rpc_suite(void)
 	tcase_add_test(tc, rm_writer_and_drain_round_trip_through_an_evbuffer);
 	tcase_add_test(tc, rm_drain_stops_when_the_callback_says_so_and_keeps_the_rest);
 	tcase_add_test(tc, rm_recv_reads_the_rest_of_a_fragment_straight_from_the_socket);
+	tcase_add_test(tc, rm_read_takes_the_buffer_then_the_socket_then_sets_lowat);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rpc_header");
 	tcase_add_test(tc, rpc_system_err_is_an_accepted_reply_with_accept_stat_5);
