@@ -27,10 +27,10 @@
  * Errors.  A call the transport fails (connection lost for good, a chunk
  * error at the remote, --call-timeout) is answered with the gateway's own
  * SYSTEM_ERR reply, so the client's call completes.  When the RPC-over-RDMA
- * connection is gone for good (after the transport's reconnect attempts,
- * which resend outstanding calls with the same XID), the client's TCP
- * connection is closed once the answers are flushed: the NFS client then
- * reconnects, which opens a new RPC-over-RDMA connection.
+ * connection is gone for good (after the transport's --rdma-retries
+ * reconnect attempts, which resend outstanding calls with the same XID), the
+ * client's TCP connection is closed once the answers are flushed: the NFS
+ * client then reconnects, which opens a new RPC-over-RDMA connection.
  *
  * Backchannel (RFC 8167): calls the remote sends on the connection
  * (NFSv4.1 callbacks, when --backchannel offered credits) are written to the

@@ -74,7 +74,8 @@ struct gw_opts {
 	bool rprc;	       /* --rprc */
 	bool no_send_inv;      /* --no-send-inv */
 	uint32_t max_record;   /* --max-record */
-	int backend_retries;   /* --backend-retries */
+	int backend_retries;   /* --backend-retries (server) */
+	int rdma_retries;      /* --rdma-retries (client) */
 	uint32_t retry_ms;     /* --retry-ms */
 	uint32_t call_timeout; /* --call-timeout (client) */
 	uint32_t poll_ms;      /* --poll-ms */

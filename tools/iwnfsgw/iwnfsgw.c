@@ -359,7 +359,7 @@ static void gw_rdma_config(const struct gw *gw, struct rpcrdma_config *cfg,
 	cfg->log = rdma_log;
 	cfg->log_arg = (void *)(uintptr_t)gw;
 	/* RPC-over-RDMA reconnects: only a client's connections ever make them */
-	cfg->reconnects = gw->o.backend_retries;
+	cfg->reconnects = gw->o.rdma_retries;
 	cfg->reconnect_ms = gw->o.retry_ms;
 }
 
@@ -419,10 +419,12 @@ static void usage(FILE *f)
 	      "      --max-record N       largest RPC message accepted or built, call or\n"
 	      "                           reply, 4096 to 64M with K/M suffixes (default\n"
 	      "                           4M+64K); bounds every allocation a peer drives\n"
-	      "      --backend-retries N  server: backend reconnect attempts before the\n"
-	      "                           outstanding calls are answered SYSTEM_ERR;\n"
-	      "                           client: RDMA reconnect attempts after a loss\n"
-	      "                           (default 5; 0 = none)\n"
+	      "      --backend-retries N  server: backend TCP reconnect attempts in a row\n"
+	      "                           before the outstanding calls are answered\n"
+	      "                           SYSTEM_ERR, 0-1000 (default 5; 0 = none)\n"
+	      "      --rdma-retries N     client: RPC-over-RDMA reconnect attempts after a\n"
+	      "                           connection loss, 0-1000 (default 5, the\n"
+	      "                           transport's; 0 = none)\n"
 	      "      --retry-ms MS        spacing of those attempts (default 500)\n"
 	      "      --call-timeout MS    client: answer a call SYSTEM_ERR when its reply\n"
 	      "                           has not come after MS (default 0 = wait)\n"
@@ -541,6 +543,7 @@ static int opt_take(const struct gw_opt_def *d, const char *arg)
 static int parse_args(int argc, char **argv, struct gw_opts *o)
 {
 	const char *listen = NULL, *peer = NULL;
+	struct rpcrdma_config lib;
 	bool bc_set = false;
 	const struct gw_opt_def defs[] = {
 		{"listen", 'l', required_argument, .str = &listen},
@@ -557,7 +560,10 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 		 .flag = &bc_set},
 		{"max-record", 0, required_argument, GW_MIN_MAX_RECORD, GW_MAX_MAX_RECORD,
 		 IWT_NUM_SUFFIX, .u32 = &o->max_record},
-		{"backend-retries", 0, required_argument, 0, 1000, 0, .i32 = &o->backend_retries},
+		{"backend-retries", 0, required_argument, 0, 1000, 0, .mode = &gw_server_mode,
+		 .instead = "--rdma-retries", .i32 = &o->backend_retries},
+		{"rdma-retries", 0, required_argument, 0, 1000, 0, .mode = &gw_client_mode,
+		 .instead = "--backend-retries", .i32 = &o->rdma_retries},
 		{"retry-ms", 0, required_argument, 1, 600000, 0, .u32 = &o->retry_ms},
 		{"call-timeout", 0, required_argument, 0, 86400000, 0, .u32 = &o->call_timeout},
 		{"poll-ms", 0, required_argument, 0, 60000, 0, .u32 = &o->poll_ms},
@@ -579,6 +585,8 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	o->inline_size = 4096;
 	o->max_record = GW_DEFAULT_MAX_RECORD;
 	o->backend_retries = 5;
+	rpcrdma_config_init(&lib);
+	o->rdma_retries = lib.reconnects; /* the transport's own default */
 	o->retry_ms = 500;
 	o->poll_ms = 0;
 	iwt_opt_init(&o->iw);

@@ -16,7 +16,9 @@ Checks, each a sentence:
     calls are answered by the gateway with MSG_ACCEPTED / SYSTEM_ERR (not dropped);
   * a_backend_that_comes_back_gets_the_outstanding_calls_again: calls outstanding
     when the backend connection breaks are sent again (same XID) once it is back;
-  * a_record_over_max_record_closes_the_client_connection.
+  * a_record_over_max_record_closes_the_client_connection;
+  * each_mode_refuses_the_other_modes_reconnect_budget: --backend-retries is the
+    server's (backend TCP), --rdma-retries the client's (RPC-over-RDMA).
 Needs no NFS software.  usage: test_gw_rpc_paths.py IWNFSGW
 Exit status: 0 passed, 1 failed.
 """
@@ -184,8 +186,19 @@ def wait_log(path, text, timeout=10):
     return False
 
 
+def refuses(gw, args, line):
+    """The gateway exits 2 at once with `line` on stderr."""
+    r = subprocess.run([gw] + args, capture_output=True, text=True, timeout=30)
+    return r.returncode == 2 and r.stderr.strip() == line
+
+
 def main():
     gw = sys.argv[1]
+    check("each_mode_refuses_the_other_modes_reconnect_budget",
+          refuses(gw, ["client", "--remote", "127.0.0.1", "--backend-retries", "1"],
+                  "iwnfsgw: --backend-retries is for server mode (client: --rdma-retries)")
+          and refuses(gw, ["server", "--rdma-retries", "1"],
+                      "iwnfsgw: --rdma-retries is for client mode (server: --backend-retries)"))
     tmp = tempfile.mkdtemp(prefix="gw-rpc-paths.")
     slog, clog = os.path.join(tmp, "server.log"), os.path.join(tmp, "client.log")
     be = Backend(BACKEND_PORT)
@@ -197,8 +210,8 @@ def main():
              "--credits", "64", "--stats"], stdout=open(slog, "w"), stderr=subprocess.STDOUT))
         procs.append(subprocess.Popen(
             [gw, "client", "--listen", "127.0.0.1:%d" % CLIENT_PORT, "--remote",
-             "127.0.0.1:%d" % RDMA_PORT, "--credits", "64", "--max-record", "65536",
-             "--backchannel", "4", "--stats"], stdout=open(clog, "w"), stderr=subprocess.STDOUT))
+             "127.0.0.1:%d" % RDMA_PORT, "--rdma-retries", "3", "--credits", "64",
+             "--max-record", "65536", "--backchannel", "4", "--stats"], stdout=open(clog, "w"), stderr=subprocess.STDOUT))
         if not wait_log(slog, "listening for NFS/RDMA") or not wait_port(CLIENT_PORT):
             check("gateways start", False)
             return 1
