@@ -86,35 +86,18 @@
 #include "iwt_num.h"
 #include "iwt_opt.h"
 
+#include "ipf_proto.h"
+
 #define PROG		    "iwperf"
 #define IWPERF_DEFAULT_PORT 7175
 #define IWPERF_EXIT_OK	    0
 #define IWPERF_EXIT_FAIL    1
 #define IWPERF_EXIT_USAGE   2
 
-/* Control protocol (see the man page, CONTROL PROTOCOL). */
-#define IWPERF_MAGIC	   0x49575046u /* "IWPF" */
-#define IWPERF_VERSION	   1
-#define HELLO_LEN	   64
-#define WELCOME_LEN	   64
-#define WELCOME_REASON_OFF 8
-#define CTRL_LEN	   40
-#define CTRL_LEN_ALT	   48 /* when --size is 40: control must differ in length */
-#define CTRL_SLOT	   64
-#define TCP_REQ_LEN	   8 /* --tcp-baseline Read request: the message index */
-
-#define HF_PINGPONG	   0x01
-#define HF_VERIFY	   0x02
-#define HF_TCP		   0x04
-#define HF_KNOWN	   (HF_PINGPONG | HF_VERIFY | HF_TCP)
+#define CTRL_SLOT	    64 /* room for a control message */
 
 /* Limits. */
 #define IWPERF_DEFAULT_ORD  16 /* the library's default ORD (iwcm.h) */
-#define SIZE_MAX_MSG	    (256u << 20)
-#define MEM_PER_CONN	    (256u << 20) /* buffer octets one connection may pin per side */
-#define DEPTH_MAX	    1024u
-#define QPS_MAX		    64u
-#define CREDITS_MAX	    2048u
 #define BATCH_MAX	    32 /* work requests per post call */
 #define POLL_BATCH	    32 /* completions per poll call */
 #define SIG_MAX		    64 /* signal at least every SIG_MAX work requests */
@@ -128,22 +111,6 @@
 #define CM_CHECK_NS	    1000000ull		/* server: CM events checked every ms */
 #define IDLE_POLL_MS	    2
 #define TCP_SETUP_TIMEOUT_S 10
-
-enum op { OP_WRITE = 1, OP_READ = 2, OP_SEND = 3 };
-
-static const char *op_name(int op)
-{
-	switch (op) {
-	case OP_WRITE:
-		return "write";
-	case OP_READ:
-		return "read";
-	case OP_SEND:
-		return "send";
-	default:
-		return "?";
-	}
-}
 
 /* ---------------------------------------------------------------------- */
 /* Errors, time, signals                                                   */
@@ -194,266 +161,6 @@ static void install_signals(void)
 }
 
 /* ---------------------------------------------------------------------- */
-/* Data pattern                                                            */
-/* ---------------------------------------------------------------------- */
-
-/* splitmix64's finaliser: a cheap bijective mixer. */
-static inline uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t msg_key(uint64_t seed, uint64_t i)
-{
-	return mix64(seed ^ mix64(i));
-}
-
-static inline uint64_t pat_word(uint64_t key, uint64_t w)
-{
-	return mix64(key + w * 0xd1b54a32d192ed03ull);
-}
-
-/* Octet j of a message is octet j % 8 (little-endian) of word j / 8. */
-static void pat_fill(uint8_t *p, size_t len, uint64_t key)
-{
-	size_t w;
-
-	for (w = 0; w * 8 + 8 <= len; w++) {
-		uint64_t v = htole64(pat_word(key, w));
-
-		memcpy(p + w * 8, &v, 8);
-	}
-	if (len % 8) {
-		uint64_t v = pat_word(key, w);
-
-		for (size_t j = w * 8; j < len; j++, v >>= 8)
-			p[j] = (uint8_t)v;
-	}
-}
-
-/* Offset of the first octet that differs from the pattern, or -1. */
-static int64_t pat_check(const uint8_t *p, size_t len, uint64_t key)
-{
-	size_t w;
-
-	for (w = 0; w * 8 + 8 <= len; w++) {
-		uint64_t v = htole64(pat_word(key, w));
-
-		if (memcmp(p + w * 8, &v, 8)) {
-			for (size_t j = 0; j < 8; j++)
-				if (p[w * 8 + j] != ((const uint8_t *)&v)[j])
-					return (int64_t)(w * 8 + j);
-		}
-	}
-	if (len % 8) {
-		uint64_t v = pat_word(key, w);
-
-		for (size_t j = w * 8; j < len; j++, v >>= 8)
-			if (p[j] != (uint8_t)v)
-				return (int64_t)j;
-	}
-	return -1;
-}
-
-/* RDMA Write ping-pong: the last octet of message i; never 0, the buffers' initial value. */
-static inline uint8_t pp_flag(uint64_t i)
-{
-	return (uint8_t)(i % 255 + 1);
-}
-
-/* ---------------------------------------------------------------------- */
-/* Control messages                                                        */
-/* ---------------------------------------------------------------------- */
-
-/*
- * HELLO, client -> server, 64 octets, big-endian:
- *   0 magic "IWPF"  4 version  5 op  6 flags  7 reserved
- *   8 size  12 depth  16 qp_index  18 qps  20 reserved
- *   24 seed  32 addr  40 rkey  44 length  48 test_id  56 reserved
- * addr/rkey/length: the client's buffer the server writes into (RDMA Write
- * ping-pong only).
- */
-struct hello {
-	uint8_t op, flags;
-	uint32_t size, depth;
-	uint16_t qp_index, qps;
-	uint64_t seed, addr;
-	uint32_t rkey, length;
-	uint64_t test_id;
-};
-
-static void hello_encode(const struct hello *h, uint8_t *p)
-{
-	memset(p, 0, HELLO_LEN);
-	iw_put_be32(p, IWPERF_MAGIC);
-	p[4] = IWPERF_VERSION;
-	p[5] = h->op;
-	p[6] = h->flags;
-	iw_put_be32(p + 8, h->size);
-	iw_put_be32(p + 12, h->depth);
-	iw_put_be16(p + 16, h->qp_index);
-	iw_put_be16(p + 18, h->qps);
-	iw_put_be64(p + 24, h->seed);
-	iw_put_be64(p + 32, h->addr);
-	iw_put_be32(p + 40, h->rkey);
-	iw_put_be32(p + 44, h->length);
-	iw_put_be64(p + 48, h->test_id);
-}
-
-/* NULL when the HELLO is acceptable, else why not (sent back to the client). */
-static const char *hello_decode(const uint8_t *p, size_t len, struct hello *h)
-{
-	if (len < HELLO_LEN || iw_get_be32(p) != IWPERF_MAGIC)
-		return "not an iwperf client";
-	if (p[4] != IWPERF_VERSION)
-		return "iwperf protocol version mismatch";
-	h->op = p[5];
-	h->flags = p[6];
-	h->size = iw_get_be32(p + 8);
-	h->depth = iw_get_be32(p + 12);
-	h->qp_index = iw_get_be16(p + 16);
-	h->qps = iw_get_be16(p + 18);
-	h->seed = iw_get_be64(p + 24);
-	h->addr = iw_get_be64(p + 32);
-	h->rkey = iw_get_be32(p + 40);
-	h->length = iw_get_be32(p + 44);
-	h->test_id = iw_get_be64(p + 48);
-	if (h->op < OP_WRITE || h->op > OP_SEND)
-		return "unknown operation";
-	if (h->flags & ~HF_KNOWN)
-		return "unknown flags";
-	if (h->size < 1 || h->size > SIZE_MAX_MSG)
-		return "message size out of range";
-	if (h->depth < 1 || h->depth > DEPTH_MAX)
-		return "depth out of range";
-	if (h->qps < 1 || h->qps > QPS_MAX || h->qp_index >= h->qps)
-		return "QP count out of range";
-	if (h->op == OP_WRITE && (h->flags & HF_PINGPONG) && !(h->flags & HF_TCP) &&
-	    (h->length < h->size || !h->rkey))
-		return "RDMA Write ping-pong without a target buffer";
-	return NULL;
-}
-
-/*
- * WELCOME, server -> client, 64 octets:
- *   0 magic  4 version  5 status (0 = accepted)  6 reserved
- *   accepted: 8 addr  16 length  24 rkey  28 credits  32 credit_batch  36 reserved
- *   refused:  8 reason (text, NUL-padded, 56 octets)
- * addr/length/rkey: the server's buffer (RDMA Write and Read; for
- * --tcp-baseline Read only length, which tells the slot count).
- */
-struct welcome {
-	uint8_t status;
-	char reason[64 - WELCOME_REASON_OFF + 1];
-	uint64_t addr, length;
-	uint32_t rkey, credits, credit_batch;
-};
-
-static void welcome_encode(const struct welcome *w, uint8_t *p)
-{
-	memset(p, 0, WELCOME_LEN);
-	iw_put_be32(p, IWPERF_MAGIC);
-	p[4] = IWPERF_VERSION;
-	p[5] = w->status;
-	if (w->status) {
-		size_t n = strnlen(w->reason, WELCOME_LEN - WELCOME_REASON_OFF);
-
-		memcpy(p + WELCOME_REASON_OFF, w->reason, n);
-		return;
-	}
-	iw_put_be64(p + 8, w->addr);
-	iw_put_be64(p + 16, w->length);
-	iw_put_be32(p + 24, w->rkey);
-	iw_put_be32(p + 28, w->credits);
-	iw_put_be32(p + 32, w->credit_batch);
-}
-
-static int welcome_decode(const uint8_t *p, size_t len, struct welcome *w)
-{
-	memset(w, 0, sizeof(*w));
-	if (len < WELCOME_LEN || iw_get_be32(p) != IWPERF_MAGIC || p[4] != IWPERF_VERSION)
-		return -1;
-	w->status = p[5];
-	if (w->status) {
-		memcpy(w->reason, p + WELCOME_REASON_OFF, WELCOME_LEN - WELCOME_REASON_OFF);
-		w->reason[WELCOME_LEN - WELCOME_REASON_OFF] = '\0';
-		return 0;
-	}
-	w->addr = iw_get_be64(p + 8);
-	w->length = iw_get_be64(p + 16);
-	w->rkey = iw_get_be32(p + 24);
-	w->credits = iw_get_be32(p + 28);
-	w->credit_batch = iw_get_be32(p + 32);
-	return 0;
-}
-
-/*
- * Control messages on the Send queue (and RESULT at the end of a TCP
- * stream), 40 octets (48 when --size is 40, the rest zero):
- *   0 magic  4 type  5 status  6 reserved
- *   8 count  16 bytes  24 bad  32 bad_off
- * DONE (client): count/bytes moved.  CREDIT (server): count = receives
- * reposted.  RESULT (server): status, count/bytes it saw, and for a failed
- * check the message index and offset of the first bad octet.
- */
-enum ctrl_type { CTRL_DONE = 1, CTRL_RESULT = 2, CTRL_CREDIT = 3 };
-enum res_status { RES_OK = 0, RES_VERIFY = 1, RES_PROTO = 2 };
-
-struct ctrl {
-	uint8_t type, status;
-	uint64_t count, bytes, bad, bad_off;
-};
-
-static uint32_t ctrl_len(uint32_t size)
-{
-	return size == CTRL_LEN ? CTRL_LEN_ALT : CTRL_LEN;
-}
-
-static void ctrl_encode(const struct ctrl *c, uint8_t *p)
-{
-	memset(p, 0, CTRL_LEN_ALT);
-	iw_put_be32(p, IWPERF_MAGIC);
-	p[4] = c->type;
-	p[5] = c->status;
-	iw_put_be64(p + 8, c->count);
-	iw_put_be64(p + 16, c->bytes);
-	iw_put_be64(p + 24, c->bad);
-	iw_put_be64(p + 32, c->bad_off);
-}
-
-static int ctrl_decode(const uint8_t *p, size_t len, struct ctrl *c)
-{
-	if ((len != CTRL_LEN && len != CTRL_LEN_ALT) || iw_get_be32(p) != IWPERF_MAGIC)
-		return -1;
-	c->type = p[4];
-	c->status = p[5];
-	c->count = iw_get_be64(p + 8);
-	c->bytes = iw_get_be64(p + 16);
-	c->bad = iw_get_be64(p + 24);
-	c->bad_off = iw_get_be64(p + 32);
-	if (c->type < CTRL_DONE || c->type > CTRL_CREDIT)
-		return -1;
-	return 0;
-}
-
-static const char *res_status_str(uint8_t s)
-{
-	switch (s) {
-	case RES_OK:
-		return "ok";
-	case RES_VERIFY:
-		return "data verification failed";
-	case RES_PROTO:
-		return "protocol error";
-	default:
-		return "unknown status";
-	}
-}
-
-/* ---------------------------------------------------------------------- */
 /* Options                                                                 */
 /* ---------------------------------------------------------------------- */
 
@@ -492,7 +199,7 @@ static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
 /* Slots of `size` octets one connection may pin: at most `want`, at least 1. */
 static uint32_t slots_for(uint32_t size, uint32_t want)
 {
-	return clamp_u32(MEM_PER_CONN / size, 1, want);
+	return clamp_u32(IPF_MEM_MAX / size, 1, want);
 }
 
 static void plan_make(const struct opts *o, uint32_t depth, struct plan *p)
@@ -594,6 +301,14 @@ struct run_info {
 	unsigned depth;	     /* in flight per connection, after the limits */
 };
 
+/* NULL when the HELLO decoded, else why the test is refused (sent back to the client). */
+static const char *hello_refusal(int err)
+{
+	if (err == IPF_E_SHORT || err == IPF_E_MAGIC)
+		return "not an iwperf client";
+	return err ? ipf_strerror(err) : NULL;
+}
+
 static const char *markers_str(bool tx, bool rx)
 {
 	return tx && rx ? "both" : tx ? "tx" : rx ? "rx" : "off";
@@ -622,8 +337,8 @@ static void print_line(const struct opts *o, const struct run_info *ri, int qp_i
 		printf("{\"op\":\"%s\",\"pingpong\":%s,\"size\":%" PRIu32 ",\"iters\":%" PRIu64
 		       ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbytes_per_s\":%.4f"
 		       ",\"msgs_per_s\":%.1f,\"lat_us_p50\":%s,\"lat_us_p99\":%s",
-		       op_name(o->op), o->pingpong ? "true" : "false", o->size, r->msgs, r->bytes,
-		       secs, gbps, mps, p50, p99);
+		       ipf_op_name(o->op), o->pingpong ? "true" : "false", o->size, r->msgs,
+		       r->bytes, secs, gbps, mps, p50, p99);
 		if (ls_.valid)
 			printf(",\"lat_us_min\":%.3f,\"lat_us_avg\":%.3f,\"lat_us_max\":%.3f",
 			       ls_.min, ls_.avg, ls_.max);
@@ -659,11 +374,11 @@ static void print_line(const struct opts *o, const struct run_info *ri, int qp_i
 		if (o->pingpong)
 			printf(" %-6s %-9s %4s %10" PRIu32 " %12" PRIu64
 			       " %10.2f %10.2f %10.2f %10.2f %10.2f\n",
-			       op_name(o->op), ri->transport, qps, o->size, r->msgs, ls_.min,
+			       ipf_op_name(o->op), ri->transport, qps, o->size, r->msgs, ls_.min,
 			       ls_.p50, ls_.avg, ls_.p99, ls_.max);
 		else
 			printf(" %-6s %-9s %4s %10" PRIu32 " %12" PRIu64 " %10.3f %10.3f %14.4f\n",
-			       op_name(o->op), ri->transport, qps, o->size, r->msgs, secs, gbps,
+			       ipf_op_name(o->op), ri->transport, qps, o->size, r->msgs, secs, gbps,
 			       mps / 1e6);
 	}
 	fflush(stdout);
@@ -701,8 +416,8 @@ static void banner(const struct opts *o, const struct plan *pl, const char *how)
 	else
 		snprintf(iters, sizeof(iters), "%" PRIu64 " iterations", o->iters);
 	printf("%s: %s%s, %" PRIu32 " B, %s, %u QP%s, depth %u%s; %s; server %s port %u\n", PROG,
-	       op_name(o->op), o->pingpong ? " ping-pong" : " bandwidth", o->size, iters, o->qps,
-	       o->qps == 1 ? "" : "s", pl->depth, o->verify ? ", verify" : "", how, o->host,
+	       ipf_op_name(o->op), o->pingpong ? " ping-pong" : " bandwidth", o->size, iters,
+	       o->qps, o->qps == 1 ? "" : "s", pl->depth, o->verify ? ", verify" : "", how, o->host,
 	       o->port);
 }
 
@@ -738,8 +453,8 @@ static uint64_t seed_make(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-		     ((uint64_t)getpid() << 40));
+	return ipf_mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+			 ((uint64_t)getpid() << 40));
 }
 
 static bool again(int err)
@@ -817,12 +532,12 @@ struct tcli {
 	uint32_t nslots, rslots;
 	uint64_t tx_msg, filled;
 	size_t tx_off;
-	uint8_t req[IOV_BATCH * TCP_REQ_LEN];
+	uint8_t req[IOV_BATCH * IPF_REQ_LEN];
 	size_t req_len, req_off;
 	uint64_t req_sent;
 	uint64_t rx_msg;
 	size_t rx_off;
-	uint8_t resb[CTRL_LEN];
+	uint8_t resb[IPF_CTRL_LEN];
 	size_t res_off;
 	bool waiting, shut, done;
 	uint64_t t_ping;
@@ -834,9 +549,9 @@ static int tc_setup(const struct opts *o, const struct plan *pl, struct tcli *c,
 		    const struct sockaddr_storage *ss, socklen_t sl, uint64_t test_id)
 {
 	struct timeval tv = {TCP_SETUP_TIMEOUT_S, 0};
-	uint8_t msg[HELLO_LEN];
-	struct welcome w;
-	struct hello h;
+	uint8_t msg[IPF_HELLO_LEN];
+	struct ipf_welcome w;
+	struct ipf_hello h;
 	int one = 1;
 	ssize_t k;
 
@@ -850,29 +565,30 @@ static int tc_setup(const struct opts *o, const struct plan *pl, struct tcli *c,
 		return fail("connect to %s port %u: %s%s", o->host, o->port, strerror(errno),
 			    errno == ECONNREFUSED ? " (is 'iwperf -s --tcp-baseline' running?)"
 						  : "");
-	c->seed = mix64(o->verify ? seed_make() : 0x6977706572660000ull + (uint64_t)c->idx);
+	c->seed = ipf_mix64(o->verify ? seed_make() : 0x6977706572660000ull + (uint64_t)c->idx);
 	memset(&h, 0, sizeof(h));
 	h.op = (uint8_t)o->op;
-	h.flags = HF_TCP | (o->pingpong ? HF_PINGPONG : 0) | (o->verify ? HF_VERIFY : 0);
+	h.flags =
+		IPF_HF_TCP | (o->pingpong ? IPF_HF_PINGPONG : 0) | (o->verify ? IPF_HF_VERIFY : 0);
 	h.size = o->size;
 	h.depth = pl->depth;
 	h.qp_index = (uint16_t)c->idx;
 	h.qps = (uint16_t)o->qps;
 	h.seed = c->seed;
 	h.test_id = test_id;
-	hello_encode(&h, msg);
+	ipf_hello_encode(&h, msg);
 	if (send(c->fd, msg, sizeof(msg), MSG_NOSIGNAL) != (ssize_t)sizeof(msg))
 		return fail("sending the test parameters: %s", strerror(errno));
 	k = recv(c->fd, msg, sizeof(msg), MSG_WAITALL);
 	if (k < 0 && errno != ECONNRESET)
 		return fail("waiting for the server's answer: %s", strerror(errno));
-	if (k != (ssize_t)sizeof(msg) || welcome_decode(msg, (size_t)k, &w))
+	if (k != (ssize_t)sizeof(msg) || ipf_welcome_decode(msg, (size_t)k, &w))
 		return fail("the server closed the connection during setup (is it an iwperf "
 			    "server with --tcp-baseline?)");
 	if (w.status)
 		return fail("the server refused the test: %s", w.reason);
 	c->rslots = (uint32_t)(w.length / o->size);
-	if (o->op == OP_READ && !o->pingpong && !c->rslots)
+	if (o->op == IPF_OP_READ && !o->pingpong && !c->rslots)
 		return fail("the server offered no Read buffer");
 	c->nslots = pl->nslots;
 	c->buf = buf_alloc((size_t)(o->pingpong ? 2 : c->nslots) * o->size);
@@ -886,7 +602,7 @@ static int tc_setup(const struct opts *o, const struct plan *pl, struct tcli *c,
 /* The data is all out: half-close and wait for the server's RESULT. */
 static int tc_finish_rx(const struct opts *o, struct tcli *c, uint64_t msgs)
 {
-	struct ctrl res;
+	struct ipf_ctrl res;
 	ssize_t k;
 
 	if (!c->shut) {
@@ -896,24 +612,25 @@ static int tc_finish_rx(const struct opts *o, struct tcli *c, uint64_t msgs)
 		c->r.msgs = msgs;
 		c->r.bytes = msgs * o->size;
 	}
-	k = recv(c->fd, c->resb + c->res_off, CTRL_LEN - c->res_off, MSG_DONTWAIT);
+	k = recv(c->fd, c->resb + c->res_off, IPF_CTRL_LEN - c->res_off, MSG_DONTWAIT);
 	if (k < 0)
 		return again(errno) ? 0 : fail("QP %d: %s", c->idx, strerror(errno));
 	if (k == 0)
 		return fail("QP %d: the server closed the connection without a result", c->idx);
 	c->res_off += (size_t)k;
-	if (c->res_off < CTRL_LEN)
+	if (c->res_off < IPF_CTRL_LEN)
 		return 0;
 	c->r.t_end = iwt_now_ns();
 	c->done = true;
-	if (ctrl_decode(c->resb, CTRL_LEN, &res) || res.type != CTRL_RESULT)
+	if (ipf_ctrl_decode(c->resb, IPF_CTRL_LEN, &res) || res.type != IPF_CTRL_RESULT)
 		return fail("QP %d: malformed result from the server", c->idx);
-	if (res.status == RES_VERIFY)
+	if (res.status == IPF_RES_VERIFY)
 		return fail("QP %d: the server found bad data in message %" PRIu64
 			    " at offset %" PRIu64,
 			    c->idx, res.bad, res.bad_off);
-	if (res.status != RES_OK)
-		return fail("QP %d: the server reports: %s", c->idx, res_status_str(res.status));
+	if (res.status != IPF_RES_OK)
+		return fail("QP %d: the server reports: %s", c->idx,
+			    ipf_res_status_str(res.status));
 	if (res.count != c->r.msgs)
 		return fail("QP %d: the server saw %" PRIu64 " messages, the client %" PRIu64,
 			    c->idx, res.count, c->r.msgs);
@@ -936,7 +653,7 @@ static int tc_step_stream(const struct opts *o, struct tcli *c)
 		uint8_t *slot = c->buf + (size_t)(m % c->nslots) * o->size;
 
 		if (o->verify && m >= c->filled) {
-			pat_fill(slot, o->size, msg_key(c->seed, m));
+			ipf_pat_fill(slot, o->size, ipf_msg_key(c->seed, m));
 			c->filled = m + 1;
 		}
 		iov[n].iov_base = slot + off;
@@ -968,11 +685,11 @@ static int tc_step_read(const struct opts *o, struct tcli *c)
 
 		while (c->req_sent < c->target && c->req_sent - c->rx_msg < c->nslots &&
 		       nreq < IOV_BATCH) {
-			iw_put_be64(c->req + nreq * TCP_REQ_LEN, c->req_sent);
+			ipf_req_encode(c->req_sent, c->req + nreq * IPF_REQ_LEN);
 			c->req_sent++;
 			nreq++;
 		}
-		c->req_len = nreq * TCP_REQ_LEN;
+		c->req_len = nreq * IPF_REQ_LEN;
 		c->req_off = 0;
 	}
 	if (tx_rest(c->fd, c->req, c->req_len, &c->req_off))
@@ -987,7 +704,8 @@ static int tc_step_read(const struct opts *o, struct tcli *c)
 	if (o->verify)
 		for (uint64_t m = before; m < c->rx_msg; m++) {
 			const uint8_t *p = c->buf + (size_t)(m % c->nslots) * o->size;
-			int64_t bad = pat_check(p, o->size, msg_key(c->seed, m % c->rslots));
+			int64_t bad =
+				ipf_pat_check(p, o->size, ipf_msg_key(c->seed, m % c->rslots));
 
 			if (bad >= 0)
 				return fail("QP %d: bad data in Read response %" PRIu64
@@ -1006,7 +724,7 @@ static int tc_step_pingpong(const struct opts *o, struct tcli *c)
 		if (c->tx_msg >= c->target)
 			return tc_finish_rx(o, c, c->tx_msg);
 		if (o->verify)
-			pat_fill(ping, o->size, msg_key(c->seed, c->tx_msg));
+			ipf_pat_fill(ping, o->size, ipf_msg_key(c->seed, c->tx_msg));
 		c->waiting = true;
 		c->tx_off = 0;
 		c->rx_off = 0;
@@ -1025,7 +743,7 @@ static int tc_step_pingpong(const struct opts *o, struct tcli *c)
 	if (lat_push(&c->lat, iwt_now_ns() - c->t_ping))
 		return -1;
 	if (o->verify) {
-		int64_t bad = pat_check(echo, o->size, msg_key(c->seed, c->tx_msg));
+		int64_t bad = ipf_pat_check(echo, o->size, ipf_msg_key(c->seed, c->tx_msg));
 
 		if (bad >= 0)
 			return fail("QP %d: bad data in echo %" PRIu64 " at offset %" PRId64,
@@ -1041,7 +759,7 @@ static void tc_stop(const struct opts *o, struct tcli *c)
 {
 	if (o->pingpong)
 		c->target = c->tx_msg + (c->waiting ? 1 : 0);
-	else if (o->op == OP_READ)
+	else if (o->op == IPF_OP_READ)
 		c->target = c->req_sent;
 	else
 		c->target = c->tx_msg + (c->tx_off ? 1 : 0);
@@ -1063,7 +781,7 @@ static int tcp_client(const struct opts *o)
 		return -1;
 	/* an RDMA Read has at most the ORD in flight: the TCP pattern gets the same bound */
 	ord = o->iw.ord ? o->iw.ord : IWPERF_DEFAULT_ORD;
-	plan_make(o, o->op == OP_READ && o->depth > ord ? ord : o->depth, &pl);
+	plan_make(o, o->op == IPF_OP_READ && o->depth > ord ? ord : o->depth, &pl);
 	ri.depth = pl.depth;
 	cs = calloc(o->qps, sizeof(*cs));
 	if (!cs)
@@ -1100,7 +818,7 @@ static int tcp_client(const struct opts *o)
 			}
 			if (o->pingpong)
 				rc = tc_step_pingpong(o, c);
-			else if (o->op == OP_READ)
+			else if (o->op == IPF_OP_READ)
 				rc = tc_step_read(o, c);
 			else
 				rc = tc_step_stream(o, c);
@@ -1149,26 +867,26 @@ struct tsrv {
 	int fd;
 	char peer[128];
 	enum tsrv_state state;
-	uint8_t hb[HELLO_LEN];
+	uint8_t hb[IPF_HELLO_LEN];
 	size_t hoff;
-	struct hello h;
+	struct ipf_hello h;
 	uint8_t *buf;
 	uint32_t nslots;
 	uint64_t rx_msg; /* data messages or pings received */
 	size_t rx_off;
-	uint8_t rq[IOV_BATCH * TCP_REQ_LEN];
+	uint8_t rq[IOV_BATCH * IPF_REQ_LEN];
 	size_t rq_len;
 	uint64_t req_rcvd;
 	uint64_t tx_msg; /* Read responses or echoes sent */
 	size_t tx_off;
-	uint8_t res[CTRL_LEN];
+	uint8_t res[IPF_CTRL_LEN];
 	size_t res_off;
-	struct ctrl out;
+	struct ipf_ctrl out;
 };
 
 static void ts_note_bad(struct tsrv *s, uint8_t status, uint64_t msg, uint64_t off)
 {
-	if (s->out.status == RES_OK) {
+	if (s->out.status == IPF_RES_OK) {
 		s->out.status = status;
 		s->out.bad = msg;
 		s->out.bad_off = off;
@@ -1177,30 +895,28 @@ static void ts_note_bad(struct tsrv *s, uint8_t status, uint64_t msg, uint64_t o
 
 static void ts_result(const struct opts *o, struct tsrv *s, uint64_t count)
 {
-	s->out.type = CTRL_RESULT;
+	s->out.type = IPF_CTRL_RESULT;
 	s->out.count = count;
 	s->out.bytes = count * s->h.size;
-	ctrl_encode(&s->out, s->res);
+	ipf_ctrl_encode(&s->out, s->res, sizeof(s->res));
 	s->res_off = 0;
 	s->state = TS_RESULT;
 	if (!o->quiet)
 		printf("%s: %s: tcp %s%s %" PRIu32 " B, QP %u/%u: %" PRIu64 " messages, %s\n", PROG,
-		       s->peer, op_name(s->h.op), s->h.flags & HF_PINGPONG ? " ping-pong" : "",
-		       s->h.size, s->h.qp_index + 1u, s->h.qps, count,
-		       s->out.status == RES_OK ? (s->h.flags & HF_VERIFY ? "data verified" : "ok")
-					       : res_status_str(s->out.status));
+		       s->peer, ipf_op_name(s->h.op),
+		       s->h.flags & IPF_HF_PINGPONG ? " ping-pong" : "", s->h.size,
+		       s->h.qp_index + 1u, s->h.qps, count,
+		       s->out.status == IPF_RES_OK
+			       ? (s->h.flags & IPF_HF_VERIFY ? "data verified" : "ok")
+			       : ipf_res_status_str(s->out.status));
 	fflush(stdout);
 }
 
 static void ts_refuse(struct tsrv *s, const char *why)
 {
-	uint8_t msg[WELCOME_LEN];
-	struct welcome w;
+	uint8_t msg[IPF_WELCOME_LEN];
 
-	memset(&w, 0, sizeof(w));
-	w.status = 1;
-	snprintf(w.reason, sizeof(w.reason), "%s", why);
-	welcome_encode(&w, msg);
+	ipf_welcome_refusal(why, msg);
 	/* best effort: the connection is new, its send buffer empty */
 	(void)!send(s->fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL);
 	fprintf(stderr, "%s: %s: refused: %s\n", PROG, s->peer, why);
@@ -1209,12 +925,13 @@ static void ts_refuse(struct tsrv *s, const char *why)
 
 static void ts_hello(const struct opts *o, struct tsrv *s)
 {
-	uint8_t msg[WELCOME_LEN];
-	struct welcome w;
+	uint8_t msg[IPF_WELCOME_LEN];
+	struct ipf_welcome w;
 	const char *why;
 	ssize_t k;
+	int rc;
 
-	k = recv(s->fd, s->hb + s->hoff, HELLO_LEN - s->hoff, MSG_DONTWAIT);
+	k = recv(s->fd, s->hb + s->hoff, IPF_HELLO_LEN - s->hoff, MSG_DONTWAIT);
 	if (k < 0 && again(errno))
 		return;
 	if (k <= 0) {
@@ -1222,9 +939,10 @@ static void ts_hello(const struct opts *o, struct tsrv *s)
 		return;
 	}
 	s->hoff += (size_t)k;
-	if (s->hoff < HELLO_LEN)
+	if (s->hoff < IPF_HELLO_LEN)
 		return;
-	if (iw_get_be32(s->hb) != IWPERF_MAGIC) {
+	rc = ipf_hello_decode(s->hb, IPF_HELLO_LEN, &s->h);
+	if (rc == IPF_E_MAGIC) {
 		fprintf(stderr,
 			"%s: %s: not an iwperf client (an iWARP client? this server runs "
 			"--tcp-baseline)\n",
@@ -1232,25 +950,26 @@ static void ts_hello(const struct opts *o, struct tsrv *s)
 		s->state = TS_CLOSED;
 		return;
 	}
-	why = hello_decode(s->hb, HELLO_LEN, &s->h);
-	if (!why && !(s->h.flags & HF_TCP))
+	why = rc ? hello_refusal(rc) : NULL;
+	if (!why && !(s->h.flags & IPF_HF_TCP))
 		why = "this server runs --tcp-baseline; the client does not";
 	if (why) {
 		ts_refuse(s, why);
 		return;
 	}
-	s->nslots = s->h.flags & HF_PINGPONG ? 1 : slots_for(s->h.size, s->h.depth);
+	s->nslots = s->h.flags & IPF_HF_PINGPONG ? 1 : slots_for(s->h.size, s->h.depth);
 	s->buf = buf_alloc((size_t)s->nslots * s->h.size);
 	if (!s->buf) {
 		ts_refuse(s, "out of memory");
 		return;
 	}
-	if (s->h.op == OP_READ && (s->h.flags & HF_VERIFY))
+	if (s->h.op == IPF_OP_READ && (s->h.flags & IPF_HF_VERIFY))
 		for (uint32_t i = 0; i < s->nslots; i++)
-			pat_fill(s->buf + (size_t)i * s->h.size, s->h.size, msg_key(s->h.seed, i));
+			ipf_pat_fill(s->buf + (size_t)i * s->h.size, s->h.size,
+				     ipf_msg_key(s->h.seed, i));
 	memset(&w, 0, sizeof(w));
 	w.length = (uint64_t)s->nslots * s->h.size;
-	welcome_encode(&w, msg);
+	ipf_welcome_encode(&w, msg);
 	if (send(s->fd, msg, sizeof(msg), MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(msg)) {
 		s->state = TS_CLOSED;
 		return;
@@ -1264,19 +983,19 @@ static void ts_data_stream(struct tsrv *s)
 	ssize_t k;
 
 	k = rx_slots(s->fd, s->buf, s->nslots, s->h.size, &s->rx_msg, &s->rx_off, UINT64_MAX);
-	if (s->h.flags & HF_VERIFY)
+	if (s->h.flags & IPF_HF_VERIFY)
 		for (uint64_t m = before; m < s->rx_msg; m++) {
 			const uint8_t *p = s->buf + (size_t)(m % s->nslots) * s->h.size;
-			int64_t bad = pat_check(p, s->h.size, msg_key(s->h.seed, m));
+			int64_t bad = ipf_pat_check(p, s->h.size, ipf_msg_key(s->h.seed, m));
 
 			if (bad >= 0)
-				ts_note_bad(s, RES_VERIFY, m, (uint64_t)bad);
+				ts_note_bad(s, IPF_RES_VERIFY, m, (uint64_t)bad);
 		}
 	if (k == -1) {
 		s->state = TS_CLOSED;
 	} else if (k == -2) {
 		if (s->rx_off)
-			ts_note_bad(s, RES_PROTO, s->rx_msg, s->rx_off);
+			ts_note_bad(s, IPF_RES_PROTO, s->rx_msg, s->rx_off);
 		s->state = TS_RESULT; /* caller builds RESULT */
 	}
 }
@@ -1291,7 +1010,7 @@ static void ts_data_read(struct tsrv *s)
 	k = recv(s->fd, s->rq + s->rq_len, sizeof(s->rq) - s->rq_len, MSG_DONTWAIT);
 	if (k == 0) {
 		if (s->rq_len || s->tx_msg < s->req_rcvd)
-			ts_note_bad(s, RES_PROTO, s->req_rcvd, 0);
+			ts_note_bad(s, IPF_RES_PROTO, s->req_rcvd, 0);
 		s->state = TS_RESULT;
 		return;
 	}
@@ -1303,9 +1022,9 @@ static void ts_data_read(struct tsrv *s)
 		size_t used = 0;
 
 		s->rq_len += (size_t)k;
-		for (; used + TCP_REQ_LEN <= s->rq_len; used += TCP_REQ_LEN) {
-			if (iw_get_be64(s->rq + used) != s->req_rcvd)
-				ts_note_bad(s, RES_PROTO, s->req_rcvd, 0);
+		for (; used + IPF_REQ_LEN <= s->rq_len; used += IPF_REQ_LEN) {
+			if (ipf_req_decode(s->rq + used) != s->req_rcvd)
+				ts_note_bad(s, IPF_RES_PROTO, s->req_rcvd, 0);
 			s->req_rcvd++;
 		}
 		memmove(s->rq, s->rq + used, s->rq_len - used);
@@ -1361,16 +1080,16 @@ static void ts_data_pingpong(struct tsrv *s)
 	}
 	if (k == 0) {
 		if (s->rx_off)
-			ts_note_bad(s, RES_PROTO, s->rx_msg, s->rx_off);
+			ts_note_bad(s, IPF_RES_PROTO, s->rx_msg, s->rx_off);
 		s->state = TS_RESULT;
 		return;
 	}
 	s->rx_off += (size_t)k;
-	if (s->rx_off == s->h.size && (s->h.flags & HF_VERIFY)) {
-		int64_t bad = pat_check(s->buf, s->h.size, msg_key(s->h.seed, s->rx_msg));
+	if (s->rx_off == s->h.size && (s->h.flags & IPF_HF_VERIFY)) {
+		int64_t bad = ipf_pat_check(s->buf, s->h.size, ipf_msg_key(s->h.seed, s->rx_msg));
 
 		if (bad >= 0)
-			ts_note_bad(s, RES_VERIFY, s->rx_msg, (uint64_t)bad);
+			ts_note_bad(s, IPF_RES_VERIFY, s->rx_msg, (uint64_t)bad);
 	}
 }
 
@@ -1381,20 +1100,20 @@ static void ts_step(const struct opts *o, struct tsrv *s)
 		ts_hello(o, s);
 		return;
 	case TS_DATA:
-		if (s->h.flags & HF_PINGPONG)
+		if (s->h.flags & IPF_HF_PINGPONG)
 			ts_data_pingpong(s);
-		else if (s->h.op == OP_READ)
+		else if (s->h.op == IPF_OP_READ)
 			ts_data_read(s);
 		else
 			ts_data_stream(s);
 		if (s->state == TS_RESULT)
 			ts_result(o, s,
-				  s->h.flags & HF_PINGPONG ? s->rx_msg
-				  : s->h.op == OP_READ	   ? s->tx_msg
-							   : s->rx_msg);
+				  s->h.flags & IPF_HF_PINGPONG ? s->rx_msg
+				  : s->h.op == IPF_OP_READ     ? s->tx_msg
+							       : s->rx_msg);
 		return;
 	case TS_RESULT:
-		if (tx_rest(s->fd, s->res, CTRL_LEN, &s->res_off) || s->res_off == CTRL_LEN)
+		if (tx_rest(s->fd, s->res, IPF_CTRL_LEN, &s->res_off) || s->res_off == IPF_CTRL_LEN)
 			s->state = TS_CLOSED;
 		return;
 	case TS_CLOSED:
@@ -1521,7 +1240,7 @@ static const char *wr_kind_str(unsigned k, int op)
 {
 	switch (k) {
 	case WK_DATA:
-		return op == OP_WRITE ? "RDMA Write" : op == OP_READ ? "RDMA Read" : "Send";
+		return op == IPF_OP_WRITE ? "RDMA Write" : op == IPF_OP_READ ? "RDMA Read" : "Send";
 	case WK_CTRL:
 		return "control Send";
 	case WK_RECV:
@@ -1604,7 +1323,7 @@ struct iqp {
 	uint32_t nrecv, rslot;
 	uint8_t *ctl; /* DONE */
 	enum qstate state;
-	struct welcome w;
+	struct ipf_welcome w;
 	uint32_t nslots, rslots; /* ours, the server's */
 	uint64_t seed, target, posted, completed, verified;
 	uint32_t depth, sig, credits, max_inline;
@@ -1649,7 +1368,7 @@ static int ic_event(struct icli *c, struct iwcm_event *ev)
 		return 0;
 	case IWCM_EVENT_ESTABLISHED:
 		pd = conn_pd(&ev->param.conn, &pdlen);
-		if (!pd || welcome_decode(pd, pdlen, &q->w) || q->w.status)
+		if (!pd || ipf_welcome_decode(pd, pdlen, &q->w) || q->w.status)
 			return fail("QP %d: the server's accept carries no iwperf answer (is it an "
 				    "iwperf server?)",
 				    q->idx);
@@ -1660,7 +1379,7 @@ static int ic_event(struct icli *c, struct iwcm_event *ev)
 		return 0;
 	case IWCM_EVENT_REJECTED:
 		pd = conn_pd(&ev->param.conn, &pdlen);
-		if (pd && !welcome_decode(pd, pdlen, &q->w) && q->w.status)
+		if (pd && !ipf_welcome_decode(pd, pdlen, &q->w) && q->w.status)
 			return fail("the server refused the test: %s", q->w.reason);
 		return fail("connection to %s port %u refused: %s (is 'iwperf -s' running there?)",
 			    o->host, o->port, err);
@@ -1714,8 +1433,8 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 	const struct opts *o = c->o;
 	struct iwv_qp_init_attr attr;
 	struct iwcm_conn_param cp;
-	uint8_t hb[HELLO_LEN];
-	struct hello h;
+	uint8_t hb[IPF_HELLO_LEN];
+	struct ipf_hello h;
 	size_t data_len, rx_len = 0, ring_len, total;
 	uint32_t sq;
 
@@ -1734,9 +1453,9 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 
 	q->nslots = c->pl.nslots;
 	data_len = (size_t)q->nslots * o->size;
-	if (o->pingpong && o->op == OP_WRITE)
+	if (o->pingpong && o->op == IPF_OP_WRITE)
 		rx_len = o->size;
-	if (o->pingpong && o->op == OP_SEND) {
+	if (o->pingpong && o->op == IPF_OP_SEND) {
 		q->nrecv = PP_RECV;
 		q->rslot = o->size > CTRL_SLOT ? o->size : CTRL_SLOT;
 	} else {
@@ -1777,10 +1496,10 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 		if (post_recv_slot(q->qp, q->mr, q->recv, q->rslot, i))
 			return fail("iwv_post_recv failed");
 
-	q->seed = mix64(seed_make() ^ (uint64_t)q->idx);
+	q->seed = ipf_mix64(seed_make() ^ (uint64_t)q->idx);
 	memset(&h, 0, sizeof(h));
 	h.op = (uint8_t)o->op;
-	h.flags = (o->pingpong ? HF_PINGPONG : 0) | (o->verify ? HF_VERIFY : 0);
+	h.flags = (o->pingpong ? IPF_HF_PINGPONG : 0) | (o->verify ? IPF_HF_VERIFY : 0);
 	h.size = o->size;
 	h.depth = c->pl.depth;
 	h.qp_index = (uint16_t)q->idx;
@@ -1790,7 +1509,7 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 	h.rkey = rx_len ? q->mr->rkey : 0;
 	h.length = (uint32_t)rx_len;
 	h.test_id = c->test_id;
-	hello_encode(&h, hb);
+	ipf_hello_encode(&h, hb);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = hb;
 	cp.private_data_len = sizeof(hb);
@@ -1807,14 +1526,14 @@ static int ic_ready(struct icli *c, struct iqp *q)
 	const struct opts *o = c->o;
 
 	q->depth = c->pl.depth;
-	if ((o->op == OP_WRITE || o->op == OP_READ) && !o->pingpong) {
+	if ((o->op == IPF_OP_WRITE || o->op == IPF_OP_READ) && !o->pingpong) {
 		q->rslots = (uint32_t)(q->w.length / o->size);
 		if (!q->rslots || !q->w.rkey)
 			return fail("QP %d: the server offered no buffer", q->idx);
 	}
-	if (o->pingpong && o->op != OP_SEND && (q->w.length < o->size || !q->w.rkey))
+	if (o->pingpong && o->op != IPF_OP_SEND && (q->w.length < o->size || !q->w.rkey))
 		return fail("QP %d: the server offered no buffer", q->idx);
-	if (o->op == OP_READ && !o->pingpong) {
+	if (o->op == IPF_OP_READ && !o->pingpong) {
 		struct iwv_qp_attr qa;
 		struct iwv_qp_init_attr ia;
 
@@ -1823,7 +1542,7 @@ static int ic_ready(struct icli *c, struct iqp *q)
 		    qa.max_rd_atomic < q->depth)
 			q->depth = qa.max_rd_atomic;
 	}
-	if (o->op == OP_SEND && !o->pingpong) {
+	if (o->op == IPF_OP_SEND && !o->pingpong) {
 		if (!q->w.credits || !q->w.credit_batch || q->w.credit_batch > q->w.credits ||
 		    q->w.credits / q->w.credit_batch > CLI_CTRL_RECV - 2)
 			return fail("QP %d: the server's flow-control offer is unusable", q->idx);
@@ -1835,14 +1554,14 @@ static int ic_ready(struct icli *c, struct iqp *q)
 
 static int ic_post_done(struct icli *c, struct iqp *q, uint64_t count)
 {
-	struct ctrl d;
+	struct ipf_ctrl d;
 
 	memset(&d, 0, sizeof(d));
-	d.type = CTRL_DONE;
+	d.type = IPF_CTRL_DONE;
 	d.count = count;
 	d.bytes = count * c->o->size;
-	ctrl_encode(&d, q->ctl);
-	if (post_send1(q->qp, q->mr, q->ctl, ctrl_len(c->o->size), WR_ID(WK_CTRL, 0),
+	ipf_ctrl_encode(&d, q->ctl, ipf_ctrl_len(c->o->size));
+	if (post_send1(q->qp, q->mr, q->ctl, ipf_ctrl_len(c->o->size), WR_ID(WK_CTRL, 0),
 		       q->max_inline))
 		return fail("QP %d: posting DONE failed", q->idx);
 	q->r.msgs = count;
@@ -1863,7 +1582,7 @@ static int ic_post_bw(struct icli *c, struct iqp *q)
 		uint64_t n;
 		int rc;
 
-		if (o->op == OP_SEND && room > q->credits)
+		if (o->op == IPF_OP_SEND && room > q->credits)
 			room = q->credits;
 		if (room > q->target - q->posted)
 			room = q->target - q->posted;
@@ -1875,8 +1594,8 @@ static int ic_post_bw(struct icli *c, struct iqp *q)
 			uint64_t seq = q->posted + i;
 			uint8_t *p = q->data + (size_t)(seq % q->nslots) * o->size;
 
-			if (o->verify && o->op != OP_READ)
-				pat_fill(p, o->size, msg_key(q->seed, seq));
+			if (o->verify && o->op != IPF_OP_READ)
+				ipf_pat_fill(p, o->size, ipf_msg_key(q->seed, seq));
 			sge[i].addr = (uintptr_t)p;
 			sge[i].length = o->size;
 			sge[i].lkey = q->mr->lkey;
@@ -1888,19 +1607,19 @@ static int ic_post_bw(struct icli *c, struct iqp *q)
 			if ((seq + 1) % q->sig == 0 || seq + 1 == q->target)
 				wr[i].send_flags |= IWV_SEND_SIGNALED;
 			switch (o->op) {
-			case OP_WRITE:
+			case IPF_OP_WRITE:
 				wr[i].opcode = IWV_WR_RDMA_WRITE;
 				break;
-			case OP_READ:
+			case IPF_OP_READ:
 				wr[i].opcode = IWV_WR_RDMA_READ;
 				break;
 			default:
 				wr[i].opcode = IWV_WR_SEND;
 				break;
 			}
-			if (o->op != OP_READ && o->size <= q->max_inline)
+			if (o->op != IPF_OP_READ && o->size <= q->max_inline)
 				wr[i].send_flags |= IWV_SEND_INLINE;
-			if (o->op != OP_SEND) {
+			if (o->op != IPF_OP_SEND) {
 				wr[i].wr.rdma.remote_addr =
 					q->w.addr + (seq % q->rslots) * (uint64_t)o->size;
 				wr[i].wr.rdma.rkey = q->w.rkey;
@@ -1911,7 +1630,7 @@ static int ic_post_bw(struct icli *c, struct iqp *q)
 		if (rc && rc != ENOMEM)
 			return fail("QP %d: iwv_post_send: %s", q->idx, strerror(rc));
 		q->posted += n;
-		if (o->op == OP_SEND)
+		if (o->op == IPF_OP_SEND)
 			q->credits -= (uint32_t)n;
 		if (rc)
 			return 0; /* send queue full: after the next completions */
@@ -1927,10 +1646,11 @@ static int ic_post_ping(struct icli *c, struct iqp *q)
 	uint8_t *p = q->data;
 	int rc;
 
-	if (o->verify && o->op != OP_READ)
-		pat_fill(p, o->op == OP_WRITE ? o->size - 1 : o->size, msg_key(q->seed, q->iter));
-	if (o->op == OP_WRITE)
-		p[o->size - 1] = pp_flag(q->iter);
+	if (o->verify && o->op != IPF_OP_READ)
+		ipf_pat_fill(p, o->op == IPF_OP_WRITE ? o->size - 1 : o->size,
+			     ipf_msg_key(q->seed, q->iter));
+	if (o->op == IPF_OP_WRITE)
+		p[o->size - 1] = ipf_pp_flag(q->iter);
 	sge.addr = (uintptr_t)p;
 	sge.length = o->size;
 	sge.lkey = q->mr->lkey;
@@ -1938,15 +1658,15 @@ static int ic_post_ping(struct icli *c, struct iqp *q)
 	wr.wr_id = WR_ID(WK_DATA, q->iter);
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	wr.opcode = o->op == OP_WRITE  ? IWV_WR_RDMA_WRITE
-		    : o->op == OP_READ ? IWV_WR_RDMA_READ
-				       : IWV_WR_SEND;
+	wr.opcode = o->op == IPF_OP_WRITE  ? IWV_WR_RDMA_WRITE
+		    : o->op == IPF_OP_READ ? IWV_WR_RDMA_READ
+					   : IWV_WR_SEND;
 	/* a Read is its own round trip: its completion is the measurement */
-	if (o->op == OP_READ || (q->iter + 1) % PP_SIG == 0 || q->iter + 1 == q->target)
+	if (o->op == IPF_OP_READ || (q->iter + 1) % PP_SIG == 0 || q->iter + 1 == q->target)
 		wr.send_flags |= IWV_SEND_SIGNALED;
-	if (o->op != OP_READ && o->size <= q->max_inline)
+	if (o->op != IPF_OP_READ && o->size <= q->max_inline)
 		wr.send_flags |= IWV_SEND_INLINE;
-	if (o->op != OP_SEND) {
+	if (o->op != IPF_OP_SEND) {
 		wr.wr.rdma.remote_addr = q->w.addr;
 		wr.wr.rdma.rkey = q->w.rkey;
 	}
@@ -1968,9 +1688,10 @@ static int ic_pong(struct icli *c, struct iqp *q, const uint8_t *reply, uint64_t
 	if (lat_push(&q->lat, t - q->t_ping))
 		return -1;
 	if (o->verify) {
-		uint64_t key = o->op == OP_READ ? msg_key(q->seed, 0) : msg_key(q->seed, q->iter);
-		size_t len = o->op == OP_WRITE ? o->size - 1 : o->size;
-		int64_t bad = pat_check(reply, len, key);
+		uint64_t key = o->op == IPF_OP_READ ? ipf_msg_key(q->seed, 0)
+						    : ipf_msg_key(q->seed, q->iter);
+		size_t len = o->op == IPF_OP_WRITE ? o->size - 1 : o->size;
+		int64_t bad = ipf_pat_check(reply, len, key);
 
 		if (bad >= 0)
 			return fail("QP %d: bad data in reply %" PRIu64 " at offset %" PRId64,
@@ -1997,17 +1718,17 @@ static int ic_wc(struct icli *c, struct iqp *q, const struct iwv_wc *wc)
 	}
 	if (kind == WK_DATA) {
 		if (o->pingpong) {
-			if (o->op == OP_READ)
+			if (o->op == IPF_OP_READ)
 				return ic_pong(c, q, q->data, iwt_now_ns());
 			return 0;
 		}
 		q->completed = val + 1;
-		if (o->op == OP_READ && o->verify)
+		if (o->op == IPF_OP_READ && o->verify)
 			for (; q->verified < q->completed; q->verified++) {
 				uint64_t m = q->verified;
 				const uint8_t *p = q->data + (size_t)(m % q->nslots) * o->size;
-				int64_t bad =
-					pat_check(p, o->size, msg_key(q->seed, m % q->rslots));
+				int64_t bad = ipf_pat_check(p, o->size,
+							    ipf_msg_key(q->seed, m % q->rslots));
 
 				if (bad >= 0)
 					return fail("QP %d: bad data in RDMA Read %" PRIu64
@@ -2018,27 +1739,28 @@ static int ic_wc(struct icli *c, struct iqp *q, const struct iwv_wc *wc)
 	}
 	if (kind == WK_RECV) {
 		const uint8_t *p = q->recv + (size_t)val * q->rslot;
-		struct ctrl m;
+		struct ipf_ctrl m;
 
-		if (o->op == OP_SEND && o->pingpong && wc->byte_len == o->size) {
+		if (o->op == IPF_OP_SEND && o->pingpong && wc->byte_len == o->size) {
 			if (ic_pong(c, q, p, iwt_now_ns()))
 				return -1;
-		} else if (ctrl_decode(p, wc->byte_len, &m)) {
+		} else if (ipf_ctrl_decode(p, wc->byte_len, &m)) {
 			return fail("QP %d: unexpected %" PRIu32 "-octet message from the server",
 				    q->idx, wc->byte_len);
-		} else if (m.type == CTRL_CREDIT) {
+		} else if (m.type == IPF_CTRL_CREDIT) {
 			q->credits += (uint32_t)m.count;
-		} else if (m.type == CTRL_RESULT) {
+		} else if (m.type == IPF_CTRL_RESULT) {
 			q->r.t_end = iwt_now_ns();
 			q->state = Q_DONE;
-			if (m.status == RES_VERIFY)
+			if (m.status == IPF_RES_VERIFY)
 				return fail("QP %d: the server found bad data in message %" PRIu64
 					    " at offset %" PRIu64,
 					    q->idx, m.bad, m.bad_off);
-			if (m.status != RES_OK)
+			if (m.status != IPF_RES_OK)
 				return fail("QP %d: the server reports: %s (it saw %" PRIu64
 					    " messages, the client sent %" PRIu64 ")",
-					    q->idx, res_status_str(m.status), m.count, q->r.msgs);
+					    q->idx, ipf_res_status_str(m.status), m.count,
+					    q->r.msgs);
 			return 0;
 		} else {
 			return fail("QP %d: unexpected control message from the server", q->idx);
@@ -2063,8 +1785,9 @@ static int ic_step(struct icli *c, struct iqp *q)
 	if (q->state != Q_RUN)
 		return 0;
 	if (o->pingpong) {
-		if (q->waiting && o->op == OP_WRITE &&
-		    __atomic_load_n(&q->rx[o->size - 1], __ATOMIC_ACQUIRE) == pp_flag(q->iter)) {
+		if (q->waiting && o->op == IPF_OP_WRITE &&
+		    __atomic_load_n(&q->rx[o->size - 1], __ATOMIC_ACQUIRE) ==
+			    ipf_pp_flag(q->iter)) {
 			if (ic_pong(c, q, q->rx, iwt_now_ns()))
 				return -1;
 		}
@@ -2257,7 +1980,7 @@ struct isess {
 	struct isess *next;
 	struct iwcm_id *id;
 	char peer[128];
-	struct hello h;
+	struct ipf_hello h;
 	enum sstate state;
 	bool dead;     /* DISCONNECTED (or never accepted): free after the event is acked */
 	bool finished; /* RESULT posted: a disconnect now is the normal end */
@@ -2275,7 +1998,7 @@ struct isess {
 	uint64_t rx_msgs;	     /* Sends received; RDMA Write ping-pong rounds */
 	uint32_t repost[POLL_BATCH]; /* receive slots consumed in this poll round */
 	uint32_t nrepost;
-	struct ctrl out;
+	struct ipf_ctrl out;
 };
 
 struct isrv {
@@ -2325,7 +2048,7 @@ __attribute__((format(printf, 2, 3))) static void is_err(struct isess *s, const 
 
 static void is_note_bad(struct isess *s, uint8_t status, uint64_t msg, uint64_t off)
 {
-	if (s->out.status == RES_OK) {
+	if (s->out.status == IPF_RES_OK) {
 		s->out.status = status;
 		s->out.bad = msg;
 		s->out.bad_off = off;
@@ -2333,14 +2056,14 @@ static void is_note_bad(struct isess *s, uint8_t status, uint64_t msg, uint64_t 
 }
 
 /* Build the session for a CONNECT_REQUEST; NULL + *why when it must be refused. */
-static struct isess *is_create(struct isrv *sv, struct iwcm_id *id, const struct hello *h,
+static struct isess *is_create(struct isrv *sv, struct iwcm_id *id, const struct ipf_hello *h,
 			       const char **why)
 {
 	struct iwv_qp_init_attr attr;
 	struct isess *s;
 	size_t data_len = 0, ring_len, total;
 	uint32_t sq;
-	bool pp = h->flags & HF_PINGPONG;
+	bool pp = h->flags & IPF_HF_PINGPONG;
 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -2349,18 +2072,18 @@ static struct isess *is_create(struct isrv *sv, struct iwcm_id *id, const struct
 	}
 	s->h = *h;
 	iwt_addr_format(iwcm_get_peer_addr(id), s->peer, sizeof(s->peer));
-	if (h->op != OP_SEND) {
+	if (h->op != IPF_OP_SEND) {
 		s->nslots = pp ? 1 : slots_for(h->size, h->depth);
 		data_len = (size_t)s->nslots * h->size;
 	}
-	if (h->op == OP_SEND) {
+	if (h->op == IPF_OP_SEND) {
 		s->rslot = h->size > CTRL_SLOT ? h->size : CTRL_SLOT;
 		if (pp) {
 			s->nrecv = SRV_PP_RECV;
 		} else {
-			s->credits = clamp_u32((uint64_t)h->depth * 2, 1, CREDITS_MAX);
-			if (s->credits > MEM_PER_CONN / s->rslot)
-				s->credits = clamp_u32(MEM_PER_CONN / s->rslot, 1, CREDITS_MAX);
+			s->credits = clamp_u32((uint64_t)h->depth * 2, 1, IPF_CREDITS_MAX);
+			if (s->credits > IPF_MEM_MAX / s->rslot)
+				s->credits = clamp_u32(IPF_MEM_MAX / s->rslot, 1, IPF_CREDITS_MAX);
 			/* at most four CREDIT messages in flight: the client's ring is fixed */
 			s->batch = (s->credits + 3) / 4;
 			s->nrecv = s->credits + 2;
@@ -2380,16 +2103,17 @@ static struct isess *is_create(struct isrv *sv, struct iwcm_id *id, const struct
 	s->recv = s->data + align64(data_len);
 	s->credit_buf = s->recv + align64(ring_len);
 	s->result_buf = s->credit_buf + CTRL_SLOT;
-	if (h->op == OP_READ && (h->flags & HF_VERIFY))
+	if (h->op == IPF_OP_READ && (h->flags & IPF_HF_VERIFY))
 		for (uint32_t i = 0; i < s->nslots; i++)
-			pat_fill(s->data + (size_t)i * h->size, h->size, msg_key(h->seed, i));
+			ipf_pat_fill(s->data + (size_t)i * h->size, h->size,
+				     ipf_msg_key(h->seed, i));
 	if (s->batch) {
-		struct ctrl cr;
+		struct ipf_ctrl cr;
 
 		memset(&cr, 0, sizeof(cr));
-		cr.type = CTRL_CREDIT;
+		cr.type = IPF_CTRL_CREDIT;
 		cr.count = s->batch;
-		ctrl_encode(&cr, s->credit_buf);
+		ipf_ctrl_encode(&cr, s->credit_buf, ipf_ctrl_len(h->size));
 	}
 	s->mr = iwv_reg_mr(sv->pd, s->mem, total,
 			   IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE |
@@ -2398,7 +2122,7 @@ static struct isess *is_create(struct isrv *sv, struct iwcm_id *id, const struct
 		*why = "server cannot register memory";
 		goto fail;
 	}
-	if (h->op == OP_SEND)
+	if (h->op == IPF_OP_SEND)
 		sq = pp ? 8 : 16;
 	else
 		sq = pp ? PP_SQ : 4;
@@ -2447,18 +2171,18 @@ fail:
 static void is_connect_request(struct isrv *sv, struct iwcm_event *ev, bool *destroy_id)
 {
 	const struct opts *o = sv->o;
-	uint8_t wb[WELCOME_LEN];
+	uint8_t wb[IPF_WELCOME_LEN];
 	struct iwcm_conn_param cp;
-	struct welcome w;
-	struct hello h;
+	struct ipf_welcome w;
+	struct ipf_hello h;
 	struct isess *s = NULL;
 	const char *why;
 	const void *pd;
 	size_t pdlen;
 
 	pd = conn_pd(&ev->param.conn, &pdlen);
-	why = pd ? hello_decode(pd, pdlen, &h) : "not an iwperf client";
-	if (!why && (h.flags & HF_TCP))
+	why = hello_refusal(pd ? ipf_hello_decode(pd, pdlen, &h) : IPF_E_SHORT);
+	if (!why && (h.flags & IPF_HF_TCP))
 		why = "the client runs --tcp-baseline; this server does not";
 	if (!why)
 		s = is_create(sv, ev->id, &h, &why);
@@ -2466,23 +2190,21 @@ static void is_connect_request(struct isrv *sv, struct iwcm_event *ev, bool *des
 	if (!s) {
 		char peer[128];
 
-		w.status = 1;
-		snprintf(w.reason, sizeof(w.reason), "%s", why);
-		welcome_encode(&w, wb);
+		ipf_welcome_refusal(why, wb);
 		iwt_addr_format(iwcm_get_peer_addr(ev->id), peer, sizeof(peer));
 		fprintf(stderr, "%s: %s: refused: %s\n", PROG, peer, why);
 		iwcm_reject(ev->id, wb, sizeof(wb));
 		*destroy_id = true;
 		return;
 	}
-	if (h.op != OP_SEND) {
+	if (h.op != IPF_OP_SEND) {
 		w.addr = (uintptr_t)s->data;
 		w.length = (uint64_t)s->nslots * h.size;
 		w.rkey = s->mr->rkey;
 	}
 	w.credits = s->credits;
 	w.credit_batch = s->batch;
-	welcome_encode(&w, wb);
+	ipf_welcome_encode(&w, wb);
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = wb;
 	cp.private_data_len = sizeof(wb);
@@ -2495,35 +2217,35 @@ static void is_connect_request(struct isrv *sv, struct iwcm_event *ev, bool *des
 	}
 }
 
-static void is_post_result(struct isrv *sv, struct isess *s, const struct ctrl *done)
+static void is_post_result(struct isrv *sv, struct isess *s, const struct ipf_ctrl *done)
 {
-	const struct hello *h = &s->h;
-	bool pp = h->flags & HF_PINGPONG;
+	const struct ipf_hello *h = &s->h;
+	bool pp = h->flags & IPF_HF_PINGPONG;
 	uint64_t count = done->count;
 
-	if (h->op == OP_SEND || (pp && h->op == OP_WRITE)) {
+	if (h->op == IPF_OP_SEND || (pp && h->op == IPF_OP_WRITE)) {
 		if (done->count != s->rx_msgs)
-			is_note_bad(s, RES_PROTO, s->rx_msgs, 0);
+			is_note_bad(s, IPF_RES_PROTO, s->rx_msgs, 0);
 		count = s->rx_msgs;
 	}
-	if (h->op == OP_WRITE && !pp && (h->flags & HF_VERIFY)) {
+	if (h->op == IPF_OP_WRITE && !pp && (h->flags & IPF_HF_VERIFY)) {
 		/* every slot holds the last message the client wrote into it */
 		for (uint32_t i = 0; i < s->nslots && i < count; i++) {
 			uint64_t m = i + (count - 1 - i) / s->nslots * s->nslots;
-			int64_t bad = pat_check(s->data + (size_t)i * h->size, h->size,
-						msg_key(h->seed, m));
+			int64_t bad = ipf_pat_check(s->data + (size_t)i * h->size, h->size,
+						    ipf_msg_key(h->seed, m));
 
 			if (bad >= 0) {
-				is_note_bad(s, RES_VERIFY, m, (uint64_t)bad);
+				is_note_bad(s, IPF_RES_VERIFY, m, (uint64_t)bad);
 				break;
 			}
 		}
 	}
-	s->out.type = CTRL_RESULT;
+	s->out.type = IPF_CTRL_RESULT;
 	s->out.count = count;
 	s->out.bytes = count * h->size;
-	ctrl_encode(&s->out, s->result_buf);
-	if (post_send1(s->id->qp, s->mr, s->result_buf, ctrl_len(h->size),
+	ipf_ctrl_encode(&s->out, s->result_buf, ipf_ctrl_len(h->size));
+	if (post_send1(s->id->qp, s->mr, s->result_buf, ipf_ctrl_len(h->size),
 		       WR_ID(WK_CTRL, RESULT_WR), s->max_inline)) {
 		is_err(s, "cannot post the result");
 		is_close(s);
@@ -2533,17 +2255,18 @@ static void is_post_result(struct isrv *sv, struct isess *s, const struct ctrl *
 	s->finished = true;
 	if (!sv->o->quiet) {
 		printf("%s: %s: iwarp %s%s %" PRIu32 " B, QP %u/%u: %" PRIu64 " messages, %s\n",
-		       PROG, s->peer, op_name(h->op), pp ? " ping-pong" : "", h->size,
+		       PROG, s->peer, ipf_op_name(h->op), pp ? " ping-pong" : "", h->size,
 		       h->qp_index + 1u, h->qps, count,
-		       s->out.status == RES_OK ? (h->flags & HF_VERIFY ? "data verified" : "ok")
-					       : res_status_str(s->out.status));
+		       s->out.status == IPF_RES_OK
+			       ? (h->flags & IPF_HF_VERIFY ? "data verified" : "ok")
+			       : ipf_res_status_str(s->out.status));
 		fflush(stdout);
 	}
 }
 
 static void is_wc(struct isrv *sv, struct isess *s, const struct iwv_wc *wc)
 {
-	const struct hello *h = &s->h;
+	const struct ipf_hello *h = &s->h;
 	unsigned kind = WR_KIND(wc->wr_id);
 	uint32_t slot = (uint32_t)WR_VAL(wc->wr_id);
 	char what[160];
@@ -2562,17 +2285,18 @@ static void is_wc(struct isrv *sv, struct isess *s, const struct iwv_wc *wc)
 		return;
 	if (kind == WK_RECV) {
 		uint8_t *p = s->recv + (size_t)slot * s->rslot;
-		struct ctrl m;
+		struct ipf_ctrl m;
 
-		if (h->op == OP_SEND && wc->byte_len == h->size) {
-			if (h->flags & HF_VERIFY) {
-				int64_t bad = pat_check(p, h->size, msg_key(h->seed, s->rx_msgs));
+		if (h->op == IPF_OP_SEND && wc->byte_len == h->size) {
+			if (h->flags & IPF_HF_VERIFY) {
+				int64_t bad =
+					ipf_pat_check(p, h->size, ipf_msg_key(h->seed, s->rx_msgs));
 
 				if (bad >= 0)
-					is_note_bad(s, RES_VERIFY, s->rx_msgs, (uint64_t)bad);
+					is_note_bad(s, IPF_RES_VERIFY, s->rx_msgs, (uint64_t)bad);
 			}
 			s->rx_msgs++;
-			if (h->flags & HF_PINGPONG) {
+			if (h->flags & IPF_HF_PINGPONG) {
 				/* echo from where it landed; repost once the echo is out */
 				if (post_send1(s->id->qp, s->mr, p, h->size, WR_ID(WK_ECHO, slot),
 					       s->max_inline)) {
@@ -2585,7 +2309,7 @@ static void is_wc(struct isrv *sv, struct isess *s, const struct iwv_wc *wc)
 				s->consumed -= s->batch;
 				s->credit_pending++;
 			}
-		} else if (!ctrl_decode(p, wc->byte_len, &m) && m.type == CTRL_DONE) {
+		} else if (!ipf_ctrl_decode(p, wc->byte_len, &m) && m.type == IPF_CTRL_DONE) {
 			is_post_result(sv, s, &m);
 		} else {
 			is_err(s, "unexpected %" PRIu32 "-octet message", wc->byte_len);
@@ -2627,7 +2351,7 @@ static void is_repost(struct isess *s)
 
 static void is_step(struct isrv *sv, struct isess *s)
 {
-	const struct hello *h = &s->h;
+	const struct ipf_hello *h = &s->h;
 	struct iwv_wc wc[POLL_BATCH];
 	int n;
 
@@ -2645,7 +2369,7 @@ static void is_step(struct isrv *sv, struct isess *s)
 	if (s->state == SS_CLOSING)
 		return;
 	while (s->credit_pending) {
-		int rc = post_send1(s->id->qp, s->mr, s->credit_buf, ctrl_len(h->size),
+		int rc = post_send1(s->id->qp, s->mr, s->credit_buf, ipf_ctrl_len(h->size),
 				    WR_ID(WK_CTRL, 0), s->max_inline);
 
 		if (rc == ENOMEM)
@@ -2657,17 +2381,18 @@ static void is_step(struct isrv *sv, struct isess *s)
 		}
 		s->credit_pending--;
 	}
-	if (h->op == OP_WRITE && (h->flags & HF_PINGPONG) && s->state != SS_RESULT_SENT &&
-	    __atomic_load_n(&s->data[h->size - 1], __ATOMIC_ACQUIRE) == pp_flag(s->rx_msgs)) {
+	if (h->op == IPF_OP_WRITE && (h->flags & IPF_HF_PINGPONG) && s->state != SS_RESULT_SENT &&
+	    __atomic_load_n(&s->data[h->size - 1], __ATOMIC_ACQUIRE) == ipf_pp_flag(s->rx_msgs)) {
 		struct iwv_sge sge = {(uintptr_t)s->data, h->size, s->mr->lkey};
 		struct iwv_send_wr wr, *bad;
 		int rc;
 
-		if (h->flags & HF_VERIFY) {
-			int64_t b = pat_check(s->data, h->size - 1, msg_key(h->seed, s->rx_msgs));
+		if (h->flags & IPF_HF_VERIFY) {
+			int64_t b = ipf_pat_check(s->data, h->size - 1,
+						  ipf_msg_key(h->seed, s->rx_msgs));
 
 			if (b >= 0)
-				is_note_bad(s, RES_VERIFY, s->rx_msgs, (uint64_t)b);
+				is_note_bad(s, IPF_RES_VERIFY, s->rx_msgs, (uint64_t)b);
 		}
 		/* write back what arrived: same pattern, same flag octet */
 		memset(&wr, 0, sizeof(wr));
@@ -2965,7 +2690,7 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *help)
 	memset(o, 0, sizeof(*o));
 	o->bind_addr = "0.0.0.0";
 	o->port = IWPERF_DEFAULT_PORT;
-	o->op = OP_WRITE;
+	o->op = IPF_OP_WRITE;
 	o->qps = 1;
 	o->depth = 32;
 	iwt_opt_init(&o->iw);
@@ -2994,18 +2719,18 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *help)
 		case OPT_OP:
 			client_only = true;
 			if (!strcmp(optarg, "write"))
-				o->op = OP_WRITE;
+				o->op = IPF_OP_WRITE;
 			else if (!strcmp(optarg, "read"))
-				o->op = OP_READ;
+				o->op = IPF_OP_READ;
 			else if (!strcmp(optarg, "send"))
-				o->op = OP_SEND;
+				o->op = IPF_OP_SEND;
 			else
 				return bad_arg("--op", optarg, "write, read or send"),
 				       IWPERF_EXIT_USAGE;
 			break;
 		case OPT_SIZE:
 			client_only = size_set = true;
-			if (parse_u64("--size", optarg, 1, SIZE_MAX_MSG, IWT_NUM_SUFFIX, &v))
+			if (parse_u64("--size", optarg, 1, IPF_SIZE_MAX, IWT_NUM_SUFFIX, &v))
 				return IWPERF_EXIT_USAGE;
 			o->size = (uint32_t)v;
 			break;
@@ -3024,13 +2749,13 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *help)
 			break;
 		case OPT_QPS:
 			client_only = true;
-			if (parse_u64("--qps", optarg, 1, QPS_MAX, 0, &v))
+			if (parse_u64("--qps", optarg, 1, IPF_QPS_MAX, 0, &v))
 				return IWPERF_EXIT_USAGE;
 			o->qps = (unsigned)v;
 			break;
 		case OPT_DEPTH:
 			client_only = true;
-			if (parse_u64("--depth", optarg, 1, DEPTH_MAX, 0, &v))
+			if (parse_u64("--depth", optarg, 1, IPF_DEPTH_MAX, 0, &v))
 				return IWPERF_EXIT_USAGE;
 			o->depth = (unsigned)v;
 			break;
