@@ -22,19 +22,19 @@
 /* ---------------------------------------------------------------------- */
 
 /* RDMA Write ping-pong over iWARP, verify: every field set. */
-static const struct ipf_hello hello_kat = {
-	.op = IPF_OP_WRITE,
-	.flags = IPF_HF_PINGPONG | IPF_HF_VERIFY,
-	.size = 0x10000,
-	.depth = 32,
-	.qp_index = 2,
-	.qps = 4,
-	.seed = 0x0123456789abcdefull,
-	.addr = 0x00007f0012345000ull,
-	.rkey = 0xa1b2c3d4,
-	.length = 0x10000,
-	.test_id = 0xfedcba9876543210ull,
-};
+static const union ipf_msg hello_kat = {.hello = {
+						.op = IPF_OP_WRITE,
+						.flags = IPF_HF_PINGPONG | IPF_HF_VERIFY,
+						.size = 0x10000,
+						.depth = 32,
+						.qp_index = 2,
+						.qps = 4,
+						.seed = 0x0123456789abcdefull,
+						.addr = 0x00007f0012345000ull,
+						.rkey = 0xa1b2c3d4,
+						.length = 0x10000,
+						.test_id = 0xfedcba9876543210ull,
+					}};
 
 static const uint8_t hello_kat_bytes[IPF_HELLO_LEN] = {
 	0x49, 0x57, 0x50, 0x46, 0x01, 0x01, 0x03, 0x00, /* IWPF v1 write, pp|verify */
@@ -48,14 +48,14 @@ static const uint8_t hello_kat_bytes[IPF_HELLO_LEN] = {
 };
 
 /* RDMA Write and Read: the server's buffer; Send: credits. */
-static const struct ipf_welcome welcome_kat = {
-	.status = IPF_WELCOME_OK,
-	.addr = 0x0000560000abc000ull,
-	.length = 32u << 16,
-	.rkey = 0x11223344,
-	.credits = 64,
-	.credit_batch = 16,
-};
+static const union ipf_msg welcome_kat = {.welcome = {
+						  .status = IPF_WELCOME_OK,
+						  .addr = 0x0000560000abc000ull,
+						  .length = 32u << 16,
+						  .rkey = 0x11223344,
+						  .credits = 64,
+						  .credit_batch = 16,
+					  }};
 
 static const uint8_t welcome_kat_bytes[IPF_WELCOME_LEN] = {
 	0x49, 0x57, 0x50, 0x46, 0x01, 0x00, 0x00, 0x00, /* IWPF v1 accepted */
@@ -95,47 +95,14 @@ static const uint8_t result_kat_bytes[IPF_CTRL_LEN_ALT] = {
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* padding */
 };
 
-static const struct ipf_welcome refusal_kat = {
-	.status = IPF_WELCOME_REFUSED,
-	.reason = "unknown operation",
-};
-static const struct ipf_ctrl done_kat = {IPF_CTRL_DONE, 0, 5000, 5000ull * 65536, 0, 0};
-static const struct ipf_ctrl credit_kat = {IPF_CTRL_CREDIT, 0, 16, 0, 0, 0};
-static const struct ipf_ctrl result_kat = {IPF_CTRL_RESULT, IPF_RES_VERIFY, 100, 4000, 7, 33};
-
-typedef int decode_fn(const uint8_t *p, size_t len, void *out);
-
-static int hello_dec(const uint8_t *p, size_t len, void *out)
-{
-	return ipf_hello_decode(p, len, out);
-}
-
-static int welcome_dec(const uint8_t *p, size_t len, void *out)
-{
-	return ipf_welcome_decode(p, len, out);
-}
-
-static int ctrl_dec(const uint8_t *p, size_t len, void *out)
-{
-	return ipf_ctrl_decode(p, len, out);
-}
-
-static void hello_enc(const void *m, uint8_t *p, size_t len)
-{
-	(void)len;
-	ipf_hello_encode(m, p);
-}
-
-static void welcome_enc(const void *m, uint8_t *p, size_t len)
-{
-	(void)len;
-	ipf_welcome_encode(m, p);
-}
-
-static void ctrl_enc(const void *m, uint8_t *p, size_t len)
-{
-	ipf_ctrl_encode(m, p, len);
-}
+static const union ipf_msg refusal_kat = {.welcome = {
+						  .status = IPF_WELCOME_REFUSED,
+						  .reason = "unknown operation",
+					  }};
+static const union ipf_msg done_kat = {.ctrl = {IPF_CTRL_DONE, 0, 5000, 5000ull * 65536, 0, 0}};
+static const union ipf_msg credit_kat = {.ctrl = {IPF_CTRL_CREDIT, 0, 16, 0, 0, 0}};
+static const union ipf_msg result_kat = {
+	.ctrl = {IPF_CTRL_RESULT, IPF_RES_VERIFY, 100, 4000, 7, 33}};
 
 /*
  * One message of each kind: its struct, its octets, its coders, and the
@@ -145,25 +112,23 @@ enum kat_id { K_HELLO, K_WELCOME, K_REFUSAL, K_DONE, K_CREDIT, K_RESULT };
 
 static const struct kat {
 	const char *what;
-	const void *msg;
-	size_t msg_size;
+	enum ipf_kind kind;
+	const union ipf_msg *msg;
 	const uint8_t *bytes;
 	size_t len, shortest, also;
-	void (*enc)(const void *msg, uint8_t *p, size_t len);
-	decode_fn *dec;
 } kats[] = {
-	[K_HELLO] = {"HELLO", &hello_kat, sizeof(hello_kat), hello_kat_bytes, IPF_HELLO_LEN,
-		     IPF_HELLO_LEN, 0, hello_enc, hello_dec},
-	[K_WELCOME] = {"WELCOME", &welcome_kat, sizeof(welcome_kat), welcome_kat_bytes,
-		       IPF_WELCOME_LEN, IPF_WELCOME_LEN, 0, welcome_enc, welcome_dec},
-	[K_REFUSAL] = {"refusal", &refusal_kat, sizeof(refusal_kat), refusal_kat_bytes,
-		       IPF_WELCOME_LEN, IPF_WELCOME_LEN, 0, welcome_enc, welcome_dec},
-	[K_DONE] = {"DONE", &done_kat, sizeof(done_kat), done_kat_bytes, IPF_CTRL_LEN, IPF_CTRL_LEN,
-		    IPF_CTRL_LEN_ALT, ctrl_enc, ctrl_dec},
-	[K_CREDIT] = {"CREDIT", &credit_kat, sizeof(credit_kat), credit_kat_bytes, IPF_CTRL_LEN,
-		      IPF_CTRL_LEN, IPF_CTRL_LEN_ALT, ctrl_enc, ctrl_dec},
-	[K_RESULT] = {"RESULT", &result_kat, sizeof(result_kat), result_kat_bytes, IPF_CTRL_LEN_ALT,
-		      IPF_CTRL_LEN, IPF_CTRL_LEN, ctrl_enc, ctrl_dec},
+	[K_HELLO] = {"HELLO", IPF_KIND_HELLO, &hello_kat, hello_kat_bytes, IPF_HELLO_LEN,
+		     IPF_HELLO_LEN, 0},
+	[K_WELCOME] = {"WELCOME", IPF_KIND_WELCOME, &welcome_kat, welcome_kat_bytes,
+		       IPF_WELCOME_LEN, IPF_WELCOME_LEN, 0},
+	[K_REFUSAL] = {"refusal", IPF_KIND_WELCOME, &refusal_kat, refusal_kat_bytes,
+		       IPF_WELCOME_LEN, IPF_WELCOME_LEN, 0},
+	[K_DONE] = {"DONE", IPF_KIND_CTRL, &done_kat, done_kat_bytes, IPF_CTRL_LEN, IPF_CTRL_LEN,
+		    IPF_CTRL_LEN_ALT},
+	[K_CREDIT] = {"CREDIT", IPF_KIND_CTRL, &credit_kat, credit_kat_bytes, IPF_CTRL_LEN,
+		      IPF_CTRL_LEN, IPF_CTRL_LEN_ALT},
+	[K_RESULT] = {"RESULT", IPF_KIND_CTRL, &result_kat, result_kat_bytes, IPF_CTRL_LEN_ALT,
+		      IPF_CTRL_LEN, IPF_CTRL_LEN},
 };
 
 /* Encoding gives exactly the octets (and not one more), decoding them the struct. */
@@ -172,22 +137,20 @@ START_TEST(every_kind_of_message_has_known_octets)
 	for (size_t i = 0; i < sizeof(kats) / sizeof(kats[0]); i++) {
 		const struct kat *k = &kats[i];
 		uint8_t p[IPF_WELCOME_LEN + 8], *exact = malloc(k->len);
-		union {
-			struct ipf_hello h;
-			struct ipf_welcome w;
-			struct ipf_ctrl c;
-		} d;
+		union ipf_msg d;
 
 		memset(p, 0xee, sizeof(p));
-		k->enc(k->msg, p, k->len);
+		ipf_encode(k->kind, k->msg, p, k->len);
 		for (size_t j = 0; j < k->len; j++)
 			ck_assert_msg(p[j] == k->bytes[j], "%s octet %zu: 0x%02x, want 0x%02x",
 				      k->what, j, p[j], k->bytes[j]);
 		ck_assert_msg(p[k->len] == 0xee, "%s: octets written past the message", k->what);
 		ck_assert_ptr_nonnull(exact);
 		memcpy(exact, k->bytes, k->len);
-		ck_assert_msg(k->dec(exact, k->len, &d) == IPF_OK, "%s does not decode", k->what);
-		ck_assert_msg(!memcmp(&d, k->msg, k->msg_size), "%s decodes to other fields",
+		memset(&d, 0, sizeof(d)); /* the union past the message's own struct */
+		ck_assert_msg(ipf_decode(k->kind, exact, k->len, &d) == IPF_OK,
+			      "%s does not decode", k->what);
+		ck_assert_msg(!memcmp(&d, k->msg, sizeof(d)), "%s decodes to other fields",
 			      k->what);
 		free(exact);
 	}
@@ -291,7 +254,7 @@ END_TEST
 /* Older clients sent their buffer's address with every HELLO: taken, not kept. */
 START_TEST(hello_without_a_buffer_ignores_addr)
 {
-	struct ipf_hello h = hello_kat, d;
+	struct ipf_hello h = hello_kat.hello, d;
 	uint8_t p[IPF_HELLO_LEN];
 
 	h.op = IPF_OP_SEND;
@@ -377,14 +340,10 @@ END_TEST
 /* ---------------------------------------------------------------------- */
 
 /* Decode p[0..len) and expect `err` with the output left alone. */
-static void refused(decode_fn *dec, const uint8_t *p, size_t len, int err, const char *what,
+static void refused(enum ipf_kind kind, const uint8_t *p, size_t len, int err, const char *what,
 		    size_t i)
 {
-	union {
-		struct ipf_hello h;
-		struct ipf_welcome w;
-		struct ipf_ctrl c;
-	} out, before;
+	union ipf_msg out, before;
 	uint8_t *copy = malloc(len ? len : 1); /* exact size: ASan sees any over-read */
 	int rc;
 
@@ -392,7 +351,7 @@ static void refused(decode_fn *dec, const uint8_t *p, size_t len, int err, const
 	memcpy(copy, p, len);
 	memset(&out, 0x5a, sizeof(out));
 	before = out;
-	rc = dec(copy, len, &out);
+	rc = ipf_decode(kind, copy, len, &out);
 	ck_assert_msg(rc == err, "%s %zu (%zu octets): %s, want %s", what, i, len, ipf_errname(rc),
 		      ipf_errname(err));
 	ck_assert_msg(!memcmp(&out, &before, sizeof(out)), "%s %zu: output written", what, i);
@@ -414,9 +373,9 @@ START_TEST(every_length_but_the_right_ones_is_refused)
 		memcpy(p, k->bytes, k->len);
 		for (size_t n = 0; n <= k->len + 16; n++)
 			if (n < k->shortest)
-				refused(k->dec, p, n, IPF_E_SHORT, k->what, n);
+				refused(k->kind, p, n, IPF_E_SHORT, k->what, n);
 			else if (n != k->len && n != k->also)
-				refused(k->dec, p, n, IPF_E_LONG, k->what, n);
+				refused(k->kind, p, n, IPF_E_LONG, k->what, n);
 	}
 }
 END_TEST
@@ -429,12 +388,12 @@ START_TEST(foreign_messages_say_so_before_their_length)
 	memcpy(p, hello_kat_bytes, IPF_HELLO_LEN);
 	p[IPF_HELLO_LEN] = 0;
 	p[4] = 2;
-	refused(hello_dec, p, sizeof(p), IPF_E_VERSION, "HELLO v2, long", 0);
-	refused(welcome_dec, p, sizeof(p), IPF_E_VERSION, "WELCOME v2, long", 0);
+	refused(IPF_KIND_HELLO, p, sizeof(p), IPF_E_VERSION, "HELLO v2, long", 0);
+	refused(IPF_KIND_WELCOME, p, sizeof(p), IPF_E_VERSION, "WELCOME v2, long", 0);
 	p[0] = 'M'; /* "MPA ID Req Frame" */
-	refused(hello_dec, p, sizeof(p), IPF_E_MAGIC, "MPA Request, long", 0);
-	refused(ctrl_dec, p, sizeof(p), IPF_E_MAGIC, "MPA Request, long", 0);
-	refused(hello_dec, p, 4, IPF_E_SHORT, "MPA Request, short", 0);
+	refused(IPF_KIND_HELLO, p, sizeof(p), IPF_E_MAGIC, "MPA Request, long", 0);
+	refused(IPF_KIND_CTRL, p, sizeof(p), IPF_E_MAGIC, "MPA Request, long", 0);
+	refused(IPF_KIND_HELLO, p, 4, IPF_E_SHORT, "MPA Request, short", 0);
 }
 END_TEST
 
@@ -502,7 +461,7 @@ START_TEST(every_bad_field_is_refused_with_its_code)
 			ck_assert_msg(p[b->at[j].off] != b->at[j].val,
 				      "set %zu/%zu changes nothing", i, j);
 			p[b->at[j].off] = b->at[j].val;
-			refused(k->dec, p, k->len, b->err, k->what, i * 6 + j);
+			refused(k->kind, p, k->len, b->err, k->what, i * 6 + j);
 		}
 	}
 }
@@ -526,7 +485,7 @@ START_TEST(hello_bounds_are_the_limits)
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct ipf_hello h = hello_kat, d;
+		struct ipf_hello h = hello_kat.hello, d;
 		uint8_t p[IPF_HELLO_LEN];
 
 		h.size = rows[i].size;
@@ -537,7 +496,7 @@ START_TEST(hello_bounds_are_the_limits)
 		h.length = rows[i].length;
 		ipf_hello_encode(&h, p);
 		if (rows[i].err)
-			refused(hello_dec, p, sizeof(p), rows[i].err, "hello bound", i);
+			refused(IPF_KIND_HELLO, p, sizeof(p), rows[i].err, "hello bound", i);
 		else
 			ck_assert_int_eq(ipf_hello_decode(p, sizeof(p), &d), IPF_OK);
 	}
@@ -546,7 +505,7 @@ END_TEST
 
 START_TEST(welcome_bounds_are_the_limits)
 {
-	struct ipf_welcome w = welcome_kat, d;
+	struct ipf_welcome w = welcome_kat.welcome, d;
 	uint8_t p[IPF_WELCOME_LEN];
 
 	w.length = IPF_MEM_MAX;
@@ -555,11 +514,11 @@ START_TEST(welcome_bounds_are_the_limits)
 	ck_assert_int_eq(ipf_welcome_decode(p, sizeof(p), &d), IPF_OK);
 	w.length = IPF_MEM_MAX + 1ull;
 	ipf_welcome_encode(&w, p);
-	refused(welcome_dec, p, sizeof(p), IPF_E_LENGTH, "WELCOME length bound", 0);
-	w = welcome_kat;
+	refused(IPF_KIND_WELCOME, p, sizeof(p), IPF_E_LENGTH, "WELCOME length bound", 0);
+	w = welcome_kat.welcome;
 	w.credits = IPF_CREDITS_MAX + 1;
 	ipf_welcome_encode(&w, p);
-	refused(welcome_dec, p, sizeof(p), IPF_E_CREDITS, "WELCOME credits bound", 0);
+	refused(IPF_KIND_WELCOME, p, sizeof(p), IPF_E_CREDITS, "WELCOME credits bound", 0);
 }
 END_TEST
 

@@ -361,6 +361,33 @@ int ipf_ctrl_decode(const uint8_t *p, size_t len, struct ipf_ctrl *c)
 	return IPF_OK;
 }
 
+int ipf_decode(enum ipf_kind kind, const uint8_t *p, size_t len, union ipf_msg *m)
+{
+	switch (kind) {
+	case IPF_KIND_HELLO:
+		return ipf_hello_decode(p, len, &m->hello);
+	case IPF_KIND_WELCOME:
+		return ipf_welcome_decode(p, len, &m->welcome);
+	default:
+		return ipf_ctrl_decode(p, len, &m->ctrl);
+	}
+}
+
+void ipf_encode(enum ipf_kind kind, const union ipf_msg *m, uint8_t *p, size_t len)
+{
+	switch (kind) {
+	case IPF_KIND_HELLO:
+		ipf_hello_encode(&m->hello, p);
+		break;
+	case IPF_KIND_WELCOME:
+		ipf_welcome_encode(&m->welcome, p);
+		break;
+	default:
+		ipf_ctrl_encode(&m->ctrl, p, len);
+		break;
+	}
+}
+
 void ipf_req_encode(uint64_t index, uint8_t *p)
 {
 	iw_put_be64(p, index);

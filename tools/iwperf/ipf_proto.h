@@ -172,6 +172,21 @@ void ipf_ctrl_encode(const struct ipf_ctrl *c, uint8_t *p, size_t len);
 /* Either length; the padding of the longer form must be zero. */
 int ipf_ctrl_decode(const uint8_t *p, size_t len, struct ipf_ctrl *c);
 
+/*
+ * Any of the three kinds by number, for what walks them all (the unit tests,
+ * the fuzz target).  len: the message's length (a control message: 40 or 48).
+ */
+enum ipf_kind { IPF_KIND_HELLO, IPF_KIND_WELCOME, IPF_KIND_CTRL };
+
+union ipf_msg {
+	struct ipf_hello hello;
+	struct ipf_welcome welcome;
+	struct ipf_ctrl ctrl;
+};
+
+int ipf_decode(enum ipf_kind kind, const uint8_t *p, size_t len, union ipf_msg *m);
+void ipf_encode(enum ipf_kind kind, const union ipf_msg *m, uint8_t *p, size_t len);
+
 /* --tcp-baseline Read request: the index of the message asked for. */
 void ipf_req_encode(uint64_t index, uint8_t *p);
 uint64_t ipf_req_decode(const uint8_t *p);
