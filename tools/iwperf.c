@@ -86,18 +86,15 @@
 #include "iwt_num.h"
 #include "iwt_opt.h"
 
-#include "ipf_proto.h"
+#include "ipf_int.h"
 
-#define PROG		    "iwperf"
-#define IWPERF_DEFAULT_PORT 7175
-#define IWPERF_EXIT_OK	    0
-#define IWPERF_EXIT_FAIL    1
-#define IWPERF_EXIT_USAGE   2
+#define IWPERF_EXIT_OK	  0
+#define IWPERF_EXIT_FAIL  1
+#define IWPERF_EXIT_USAGE 2
 
-#define CTRL_SLOT	    64 /* room for a control message */
+#define CTRL_SLOT	  64 /* room for a control message */
 
 /* Limits. */
-#define IWPERF_DEFAULT_ORD  16 /* the library's default ORD (iwcm.h) */
 #define BATCH_MAX	    32 /* work requests per post call */
 #define POLL_BATCH	    32 /* completions per poll call */
 #define SIG_MAX		    64 /* signal at least every SIG_MAX work requests */
@@ -119,7 +116,7 @@
 /* The first runtime failure: main prints it as the one line on stderr. */
 static char fail_msg[512];
 
-__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
+int ipf_fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -164,26 +161,6 @@ static void install_signals(void)
 /* Options                                                                 */
 /* ---------------------------------------------------------------------- */
 
-struct opts {
-	bool server;
-	const char *host;      /* client: server address */
-	const char *bind_addr; /* server: listen address */
-	unsigned port;
-	int op;
-	uint32_t size;
-	uint64_t iters;
-	double seconds;
-	bool pingpong;
-	unsigned qps;
-	unsigned depth;
-	bool json;
-	bool tcp;
-	bool verify;
-	int verbose;
-	bool quiet;
-	struct iwt_opt iw;
-};
-
 /* Connection parameters both transports derive from the options. */
 struct plan {
 	uint32_t nslots; /* client data slots */
@@ -202,7 +179,7 @@ static uint32_t slots_for(uint32_t size, uint32_t want)
 	return clamp_u32(IPF_MEM_MAX / size, 1, want);
 }
 
-static void plan_make(const struct opts *o, uint32_t depth, struct plan *p)
+static void plan_make(const struct ipf_opts *o, uint32_t depth, struct plan *p)
 {
 	if (o->pingpong) {
 		p->depth = 1;
@@ -216,209 +193,12 @@ static void plan_make(const struct opts *o, uint32_t depth, struct plan *p)
 	p->sig = clamp_u32(p->depth / 4, 1, SIG_MAX);
 }
 
-/* ---------------------------------------------------------------------- */
-/* Results                                                                 */
-/* ---------------------------------------------------------------------- */
-
-struct lat {
-	uint64_t *v; /* round-trip times, ns */
-	size_t n, cap;
-};
-
-static int lat_push(struct lat *l, uint64_t ns)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		uint64_t *v;
-
-		if (l->n >= LAT_MAX)
-			return 0; /* enough samples: percentiles stop moving */
-		v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
-			return fail("out of memory for latency samples");
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = ns;
-	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct lat_stats {
-	bool valid;
-	double min, p50, avg, p99, max; /* microseconds */
-};
-
-/* Nearest-rank percentiles over every sample of `n` connections. */
-static void lat_summarise(struct lat *const *ls, size_t n, struct lat_stats *s)
-{
-	size_t total = 0, k = 0;
-	uint64_t *all;
-	double sum = 0;
-
-	memset(s, 0, sizeof(*s));
-	for (size_t i = 0; i < n; i++)
-		total += ls[i]->n;
-	if (!total)
-		return;
-	all = malloc(total * sizeof(*all));
-	if (!all)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		memcpy(all + k, ls[i]->v, ls[i]->n * sizeof(*all));
-		k += ls[i]->n;
-	}
-	qsort(all, total, sizeof(*all), cmp_u64);
-	for (size_t i = 0; i < total; i++)
-		sum += (double)all[i];
-	s->valid = true;
-	s->min = all[0] / 1e3;
-	s->max = all[total - 1] / 1e3;
-	s->avg = sum / (double)total / 1e3;
-	s->p50 = all[(size_t)ceil(0.50 * (double)total) - 1] / 1e3;
-	s->p99 = all[(size_t)ceil(0.99 * (double)total) - 1] / 1e3;
-	free(all);
-}
-
-/* What one connection (or the sum of all) achieved. */
-struct res {
-	uint64_t msgs, bytes;
-	uint64_t t_start, t_end;
-};
-
-/* What describes the whole run on every output line. */
-struct run_info {
-	const char *transport; /* "iwarp" or "tcp" */
-	const char *engine;    /* NULL for tcp */
-	bool crc;
-	const char *markers; /* "off", "tx", "rx", "both" (as this client sees them) */
-	unsigned depth;	     /* in flight per connection, after the limits */
-};
-
 /* NULL when the HELLO decoded, else why the test is refused (sent back to the client). */
 static const char *hello_refusal(int err)
 {
 	if (err == IPF_E_SHORT || err == IPF_E_MAGIC)
 		return "not an iwperf client";
 	return err ? ipf_strerror(err) : NULL;
-}
-
-static const char *markers_str(bool tx, bool rx)
-{
-	return tx && rx ? "both" : tx ? "tx" : rx ? "rx" : "off";
-}
-
-static bool header_printed;
-
-static void print_line(const struct opts *o, const struct run_info *ri, int qp_index,
-		       const struct res *r, struct lat *const *ls, size_t nls)
-{
-	double secs = r->t_end > r->t_start ? (r->t_end - r->t_start) / 1e9 : 0;
-	double gbps = secs > 0 ? r->bytes / secs / 1e9 : 0;
-	double mps = secs > 0 ? r->msgs / secs : 0;
-	struct lat_stats ls_;
-
-	lat_summarise(ls, nls, &ls_);
-	if (o->json) {
-		char p50[32] = "null", p99[32] = "null", idx[16] = "null";
-
-		if (ls_.valid) {
-			snprintf(p50, sizeof(p50), "%.3f", ls_.p50);
-			snprintf(p99, sizeof(p99), "%.3f", ls_.p99);
-		}
-		if (qp_index >= 0)
-			snprintf(idx, sizeof(idx), "%d", qp_index);
-		printf("{\"op\":\"%s\",\"pingpong\":%s,\"size\":%" PRIu32 ",\"iters\":%" PRIu64
-		       ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbytes_per_s\":%.4f"
-		       ",\"msgs_per_s\":%.1f,\"lat_us_p50\":%s,\"lat_us_p99\":%s",
-		       ipf_op_name(o->op), o->pingpong ? "true" : "false", o->size, r->msgs,
-		       r->bytes, secs, gbps, mps, p50, p99);
-		if (ls_.valid)
-			printf(",\"lat_us_min\":%.3f,\"lat_us_avg\":%.3f,\"lat_us_max\":%.3f",
-			       ls_.min, ls_.avg, ls_.max);
-		printf(",\"crc\":%s,\"markers\":\"%s\",\"transport\":\"%s\",\"qps\":%u"
-		       ",\"qp_index\":%s,\"depth\":%u,\"verify\":%s,\"engine\":",
-		       ri->crc ? "true" : "false", ri->markers, ri->transport, o->qps, idx,
-		       ri->depth, o->verify ? "true" : "false");
-		if (ri->engine)
-			printf("\"%s\"}\n", ri->engine);
-		else
-			printf("null}\n");
-		fflush(stdout);
-		return;
-	}
-	if (!header_printed) {
-		header_printed = true;
-		if (o->pingpong)
-			printf(" %-6s %-9s %4s %10s %12s %10s %10s %10s %10s %10s\n", "op",
-			       "transport", "QPs", "#bytes", "#iterations", "t_min[us]",
-			       "t_p50[us]", "t_avg[us]", "t_p99[us]", "t_max[us]");
-		else
-			printf(" %-6s %-9s %4s %10s %12s %10s %10s %14s\n", "op", "transport",
-			       "QPs", "#bytes", "#iterations", "seconds", "BW[GB/s]",
-			       "MsgRate[Mpps]");
-	}
-	{
-		char qps[16];
-
-		if (qp_index >= 0)
-			snprintf(qps, sizeof(qps), "#%d", qp_index);
-		else
-			snprintf(qps, sizeof(qps), "%u", o->qps);
-		if (o->pingpong)
-			printf(" %-6s %-9s %4s %10" PRIu32 " %12" PRIu64
-			       " %10.2f %10.2f %10.2f %10.2f %10.2f\n",
-			       ipf_op_name(o->op), ri->transport, qps, o->size, r->msgs, ls_.min,
-			       ls_.p50, ls_.avg, ls_.p99, ls_.max);
-		else
-			printf(" %-6s %-9s %4s %10" PRIu32 " %12" PRIu64 " %10.3f %10.3f %14.4f\n",
-			       ipf_op_name(o->op), ri->transport, qps, o->size, r->msgs, secs, gbps,
-			       mps / 1e6);
-	}
-	fflush(stdout);
-}
-
-/* Per-connection lines (with -v) and the total. */
-static void report(const struct opts *o, const struct run_info *ri, const struct res *rs,
-		   struct lat *const *ls, size_t n)
-{
-	struct res tot = {0, 0, UINT64_MAX, 0};
-
-	if (o->verbose && n > 1)
-		for (size_t i = 0; i < n; i++)
-			print_line(o, ri, (int)i, &rs[i], &ls[i], 1);
-	for (size_t i = 0; i < n; i++) {
-		tot.msgs += rs[i].msgs;
-		tot.bytes += rs[i].bytes;
-		if (rs[i].t_start < tot.t_start)
-			tot.t_start = rs[i].t_start;
-		if (rs[i].t_end > tot.t_end)
-			tot.t_end = rs[i].t_end;
-	}
-	print_line(o, ri, -1, &tot, ls, n);
-}
-
-/* One line describing the test before the table (human output only). */
-static void banner(const struct opts *o, const struct plan *pl, const char *how)
-{
-	char iters[48];
-
-	if (o->json || o->quiet)
-		return;
-	if (o->seconds > 0)
-		snprintf(iters, sizeof(iters), "%.3g s", o->seconds);
-	else
-		snprintf(iters, sizeof(iters), "%" PRIu64 " iterations", o->iters);
-	printf("%s: %s%s, %" PRIu32 " B, %s, %u QP%s, depth %u%s; %s; server %s port %u\n", PROG,
-	       ipf_op_name(o->op), o->pingpong ? " ping-pong" : " bandwidth", o->size, iters,
-	       o->qps, o->qps == 1 ? "" : "s", pl->depth, o->verify ? ", verify" : "", how, o->host,
-	       o->port);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -431,7 +211,7 @@ static int resolve(const char *host, unsigned port, bool passive, struct sockadd
 	int rc = iwt_addr_resolve(host, (uint16_t)port, passive, ss, len);
 
 	if (rc)
-		return fail("cannot resolve '%s': %s", host ? host : "*", gai_strerror(rc));
+		return ipf_fail("cannot resolve '%s': %s", host ? host : "*", gai_strerror(rc));
 	return 0;
 }
 
@@ -541,11 +321,11 @@ struct tcli {
 	size_t res_off;
 	bool waiting, shut, done;
 	uint64_t t_ping;
-	struct res r;
-	struct lat lat;
+	struct ipf_res r;
+	struct ipf_lat lat;
 };
 
-static int tc_setup(const struct opts *o, const struct plan *pl, struct tcli *c,
+static int tc_setup(const struct ipf_opts *o, const struct plan *pl, struct tcli *c,
 		    const struct sockaddr_storage *ss, socklen_t sl, uint64_t test_id)
 {
 	struct timeval tv = {TCP_SETUP_TIMEOUT_S, 0};
@@ -557,14 +337,14 @@ static int tc_setup(const struct opts *o, const struct plan *pl, struct tcli *c,
 
 	c->fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0)
-		return fail("socket: %s", strerror(errno));
+		return ipf_fail("socket: %s", strerror(errno));
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(c->fd, (const struct sockaddr *)ss, sl))
-		return fail("connect to %s port %u: %s%s", o->host, o->port, strerror(errno),
-			    errno == ECONNREFUSED ? " (is 'iwperf -s --tcp-baseline' running?)"
-						  : "");
+		return ipf_fail("connect to %s port %u: %s%s", o->host, o->port, strerror(errno),
+				errno == ECONNREFUSED ? " (is 'iwperf -s --tcp-baseline' running?)"
+						      : "");
 	c->seed = ipf_mix64(o->verify ? seed_make() : 0x6977706572660000ull + (uint64_t)c->idx);
 	memset(&h, 0, sizeof(h));
 	h.op = (uint8_t)o->op;
@@ -578,66 +358,66 @@ static int tc_setup(const struct opts *o, const struct plan *pl, struct tcli *c,
 	h.test_id = test_id;
 	ipf_hello_encode(&h, msg);
 	if (send(c->fd, msg, sizeof(msg), MSG_NOSIGNAL) != (ssize_t)sizeof(msg))
-		return fail("sending the test parameters: %s", strerror(errno));
+		return ipf_fail("sending the test parameters: %s", strerror(errno));
 	k = recv(c->fd, msg, sizeof(msg), MSG_WAITALL);
 	if (k < 0 && errno != ECONNRESET)
-		return fail("waiting for the server's answer: %s", strerror(errno));
+		return ipf_fail("waiting for the server's answer: %s", strerror(errno));
 	if (k != (ssize_t)sizeof(msg) || ipf_welcome_decode(msg, (size_t)k, &w))
-		return fail("the server closed the connection during setup (is it an iwperf "
-			    "server with --tcp-baseline?)");
+		return ipf_fail("the server closed the connection during setup (is it an iwperf "
+				"server with --tcp-baseline?)");
 	if (w.status)
-		return fail("the server refused the test: %s", w.reason);
+		return ipf_fail("the server refused the test: %s", w.reason);
 	c->rslots = (uint32_t)(w.length / o->size);
 	if (o->op == IPF_OP_READ && !o->pingpong && !c->rslots)
-		return fail("the server offered no Read buffer");
+		return ipf_fail("the server offered no Read buffer");
 	c->nslots = pl->nslots;
 	c->buf = buf_alloc((size_t)(o->pingpong ? 2 : c->nslots) * o->size);
 	if (!c->buf)
-		return fail("out of memory for %u x %" PRIu32 " B", c->nslots, o->size);
+		return ipf_fail("out of memory for %u x %" PRIu32 " B", c->nslots, o->size);
 	if (fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK))
-		return fail("fcntl: %s", strerror(errno));
+		return ipf_fail("fcntl: %s", strerror(errno));
 	return 0;
 }
 
 /* The data is all out: half-close and wait for the server's RESULT. */
-static int tc_finish_rx(const struct opts *o, struct tcli *c, uint64_t msgs)
+static int tc_finish_rx(const struct ipf_opts *o, struct tcli *c, uint64_t msgs)
 {
 	struct ipf_ctrl res;
 	ssize_t k;
 
 	if (!c->shut) {
 		if (shutdown(c->fd, SHUT_WR))
-			return fail("QP %d: shutdown: %s", c->idx, strerror(errno));
+			return ipf_fail("QP %d: shutdown: %s", c->idx, strerror(errno));
 		c->shut = true;
 		c->r.msgs = msgs;
 		c->r.bytes = msgs * o->size;
 	}
 	k = recv(c->fd, c->resb + c->res_off, IPF_CTRL_LEN - c->res_off, MSG_DONTWAIT);
 	if (k < 0)
-		return again(errno) ? 0 : fail("QP %d: %s", c->idx, strerror(errno));
+		return again(errno) ? 0 : ipf_fail("QP %d: %s", c->idx, strerror(errno));
 	if (k == 0)
-		return fail("QP %d: the server closed the connection without a result", c->idx);
+		return ipf_fail("QP %d: the server closed the connection without a result", c->idx);
 	c->res_off += (size_t)k;
 	if (c->res_off < IPF_CTRL_LEN)
 		return 0;
 	c->r.t_end = iwt_now_ns();
 	c->done = true;
 	if (ipf_ctrl_decode(c->resb, IPF_CTRL_LEN, &res) || res.type != IPF_CTRL_RESULT)
-		return fail("QP %d: malformed result from the server", c->idx);
+		return ipf_fail("QP %d: malformed result from the server", c->idx);
 	if (res.status == IPF_RES_VERIFY)
-		return fail("QP %d: the server found bad data in message %" PRIu64
-			    " at offset %" PRIu64,
-			    c->idx, res.bad, res.bad_off);
+		return ipf_fail("QP %d: the server found bad data in message %" PRIu64
+				" at offset %" PRIu64,
+				c->idx, res.bad, res.bad_off);
 	if (res.status != IPF_RES_OK)
-		return fail("QP %d: the server reports: %s", c->idx,
-			    ipf_res_status_str(res.status));
+		return ipf_fail("QP %d: the server reports: %s", c->idx,
+				ipf_res_status_str(res.status));
 	if (res.count != c->r.msgs)
-		return fail("QP %d: the server saw %" PRIu64 " messages, the client %" PRIu64,
-			    c->idx, res.count, c->r.msgs);
+		return ipf_fail("QP %d: the server saw %" PRIu64 " messages, the client %" PRIu64,
+				c->idx, res.count, c->r.msgs);
 	return 0;
 }
 
-static int tc_step_stream(const struct opts *o, struct tcli *c)
+static int tc_step_stream(const struct ipf_opts *o, struct tcli *c)
 {
 	struct iovec iov[IOV_BATCH];
 	struct msghdr mh;
@@ -667,12 +447,12 @@ static int tc_step_stream(const struct opts *o, struct tcli *c)
 	mh.msg_iovlen = (size_t)n;
 	k = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (k < 0)
-		return again(errno) ? 0 : fail("QP %d: send: %s", c->idx, strerror(errno));
+		return again(errno) ? 0 : ipf_fail("QP %d: send: %s", c->idx, strerror(errno));
 	cursor_advance(&c->tx_msg, &c->tx_off, (size_t)k, o->size);
 	return 0;
 }
 
-static int tc_step_read(const struct opts *o, struct tcli *c)
+static int tc_step_read(const struct ipf_opts *o, struct tcli *c)
 {
 	uint64_t before = c->rx_msg;
 	ssize_t k;
@@ -693,14 +473,14 @@ static int tc_step_read(const struct opts *o, struct tcli *c)
 		c->req_off = 0;
 	}
 	if (tx_rest(c->fd, c->req, c->req_len, &c->req_off))
-		return fail("QP %d: send: %s", c->idx, strerror(errno));
+		return ipf_fail("QP %d: send: %s", c->idx, strerror(errno));
 	if (c->rx_msg >= c->req_sent)
 		return 0;
 	k = rx_slots(c->fd, c->buf, c->nslots, o->size, &c->rx_msg, &c->rx_off, c->req_sent);
 	if (k == -1)
-		return fail("QP %d: receive: %s", c->idx, strerror(errno));
+		return ipf_fail("QP %d: receive: %s", c->idx, strerror(errno));
 	if (k == -2)
-		return fail("QP %d: the server closed the connection", c->idx);
+		return ipf_fail("QP %d: the server closed the connection", c->idx);
 	if (o->verify)
 		for (uint64_t m = before; m < c->rx_msg; m++) {
 			const uint8_t *p = c->buf + (size_t)(m % c->nslots) * o->size;
@@ -708,14 +488,14 @@ static int tc_step_read(const struct opts *o, struct tcli *c)
 				ipf_pat_check(p, o->size, ipf_msg_key(c->seed, m % c->rslots));
 
 			if (bad >= 0)
-				return fail("QP %d: bad data in Read response %" PRIu64
-					    " at offset %" PRId64,
-					    c->idx, m, bad);
+				return ipf_fail("QP %d: bad data in Read response %" PRIu64
+						" at offset %" PRId64,
+						c->idx, m, bad);
 		}
 	return 0;
 }
 
-static int tc_step_pingpong(const struct opts *o, struct tcli *c)
+static int tc_step_pingpong(const struct ipf_opts *o, struct tcli *c)
 {
 	uint8_t *ping = c->buf, *echo = c->buf + o->size;
 	ssize_t k;
@@ -731,23 +511,23 @@ static int tc_step_pingpong(const struct opts *o, struct tcli *c)
 		c->t_ping = iwt_now_ns();
 	}
 	if (c->tx_off < o->size && tx_rest(c->fd, ping, o->size, &c->tx_off))
-		return fail("QP %d: send: %s", c->idx, strerror(errno));
+		return ipf_fail("QP %d: send: %s", c->idx, strerror(errno));
 	k = recv(c->fd, echo + c->rx_off, o->size - c->rx_off, MSG_DONTWAIT);
 	if (k < 0)
-		return again(errno) ? 0 : fail("QP %d: receive: %s", c->idx, strerror(errno));
+		return again(errno) ? 0 : ipf_fail("QP %d: receive: %s", c->idx, strerror(errno));
 	if (k == 0)
-		return fail("QP %d: the server closed the connection", c->idx);
+		return ipf_fail("QP %d: the server closed the connection", c->idx);
 	c->rx_off += (size_t)k;
 	if (c->rx_off < o->size)
 		return 0;
-	if (lat_push(&c->lat, iwt_now_ns() - c->t_ping))
+	if (ipf_lat_push(&c->lat, iwt_now_ns() - c->t_ping))
 		return -1;
 	if (o->verify) {
 		int64_t bad = ipf_pat_check(echo, o->size, ipf_msg_key(c->seed, c->tx_msg));
 
 		if (bad >= 0)
-			return fail("QP %d: bad data in echo %" PRIu64 " at offset %" PRId64,
-				    c->idx, c->tx_msg, bad);
+			return ipf_fail("QP %d: bad data in echo %" PRIu64 " at offset %" PRId64,
+					c->idx, c->tx_msg, bad);
 	}
 	c->tx_msg++;
 	c->waiting = false;
@@ -755,7 +535,7 @@ static int tc_step_pingpong(const struct opts *o, struct tcli *c)
 }
 
 /* --seconds ran out: finish the message under way, start no other. */
-static void tc_stop(const struct opts *o, struct tcli *c)
+static void tc_stop(const struct ipf_opts *o, struct tcli *c)
 {
 	if (o->pingpong)
 		c->target = c->tx_msg + (c->waiting ? 1 : 0);
@@ -765,10 +545,10 @@ static void tc_stop(const struct opts *o, struct tcli *c)
 		c->target = c->tx_msg + (c->tx_off ? 1 : 0);
 }
 
-static int tcp_client(const struct opts *o)
+static int tcp_client(const struct ipf_opts *o)
 {
 	struct sockaddr_storage ss;
-	struct run_info ri = {"tcp", NULL, false, "off", 0};
+	struct ipf_run_info ri = {"tcp", NULL, false, "off", 0};
 	struct tcli *cs;
 	struct plan pl;
 	uint64_t t0, deadline = 0, test_id = seed_make();
@@ -785,7 +565,7 @@ static int tcp_client(const struct opts *o)
 	ri.depth = pl.depth;
 	cs = calloc(o->qps, sizeof(*cs));
 	if (!cs)
-		return fail("out of memory");
+		return ipf_fail("out of memory");
 	for (unsigned i = 0; i < o->qps; i++) {
 		cs[i].idx = (int)i;
 		cs[i].fd = -1;
@@ -793,7 +573,7 @@ static int tcp_client(const struct opts *o)
 	for (unsigned i = 0; i < o->qps; i++)
 		if (tc_setup(o, &pl, &cs[i], &ss, sl, test_id))
 			goto out;
-	banner(o, &pl, "TCP baseline");
+	ipf_banner(o, pl.depth, "TCP baseline");
 	t0 = iwt_now_ns();
 	if (o->seconds > 0)
 		deadline = t0 + (uint64_t)(o->seconds * 1e9);
@@ -827,20 +607,20 @@ static int tcp_client(const struct opts *o)
 		}
 	}
 	{
-		struct res *rs = calloc(o->qps, sizeof(*rs));
-		struct lat **ls = calloc(o->qps, sizeof(*ls));
+		struct ipf_res *rs = calloc(o->qps, sizeof(*rs));
+		struct ipf_lat **ls = calloc(o->qps, sizeof(*ls));
 
 		if (!rs || !ls) {
 			free(rs);
 			free(ls);
-			fail("out of memory");
+			ipf_fail("out of memory");
 			goto out;
 		}
 		for (unsigned i = 0; i < o->qps; i++) {
 			rs[i] = cs[i].r;
 			ls[i] = &cs[i].lat;
 		}
-		report(o, &ri, rs, ls, o->qps);
+		ipf_report(o, &ri, rs, ls, o->qps);
 		free(rs);
 		free(ls);
 	}
@@ -893,7 +673,7 @@ static void ts_note_bad(struct tsrv *s, uint8_t status, uint64_t msg, uint64_t o
 	}
 }
 
-static void ts_result(const struct opts *o, struct tsrv *s, uint64_t count)
+static void ts_result(const struct ipf_opts *o, struct tsrv *s, uint64_t count)
 {
 	s->out.type = IPF_CTRL_RESULT;
 	s->out.count = count;
@@ -901,15 +681,7 @@ static void ts_result(const struct opts *o, struct tsrv *s, uint64_t count)
 	ipf_ctrl_encode(&s->out, s->res, sizeof(s->res));
 	s->res_off = 0;
 	s->state = TS_RESULT;
-	if (!o->quiet)
-		printf("%s: %s: tcp %s%s %" PRIu32 " B, QP %u/%u: %" PRIu64 " messages, %s\n", PROG,
-		       s->peer, ipf_op_name(s->h.op),
-		       s->h.flags & IPF_HF_PINGPONG ? " ping-pong" : "", s->h.size,
-		       s->h.qp_index + 1u, s->h.qps, count,
-		       s->out.status == IPF_RES_OK
-			       ? (s->h.flags & IPF_HF_VERIFY ? "data verified" : "ok")
-			       : ipf_res_status_str(s->out.status));
-	fflush(stdout);
+	ipf_report_served(o, "tcp", s->peer, &s->h, count, s->out.status);
 }
 
 static void ts_refuse(struct tsrv *s, const char *why)
@@ -923,7 +695,7 @@ static void ts_refuse(struct tsrv *s, const char *why)
 	s->state = TS_CLOSED;
 }
 
-static void ts_hello(const struct opts *o, struct tsrv *s)
+static void ts_hello(const struct ipf_opts *o, struct tsrv *s)
 {
 	uint8_t msg[IPF_WELCOME_LEN];
 	struct ipf_welcome w;
@@ -1093,7 +865,7 @@ static void ts_data_pingpong(struct tsrv *s)
 	}
 }
 
-static void ts_step(const struct opts *o, struct tsrv *s)
+static void ts_step(const struct ipf_opts *o, struct tsrv *s)
 {
 	switch (s->state) {
 	case TS_HELLO:
@@ -1121,7 +893,7 @@ static void ts_step(const struct opts *o, struct tsrv *s)
 	}
 }
 
-static int listen_tcp(const struct opts *o, int *fd_out)
+static int listen_tcp(const struct ipf_opts *o, int *fd_out)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
@@ -1132,20 +904,17 @@ static int listen_tcp(const struct opts *o, int *fd_out)
 		return -1;
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return fail("socket: %s", strerror(errno));
+		return ipf_fail("socket: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, sl) || listen(fd, 128)) {
-		fail("cannot listen on %s port %u: %s", o->bind_addr, o->port, strerror(errno));
+		ipf_fail("cannot listen on %s port %u: %s", o->bind_addr, o->port, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	sl = sizeof(ss);
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
 	iwt_addr_format((struct sockaddr *)&ss, where, sizeof(where));
-	if (!o->quiet) {
-		printf("%s: listening on %s (TCP baseline)\n", PROG, where);
-		fflush(stdout);
-	}
+	ipf_report_listening(o, where, "TCP baseline");
 	*fd_out = fd;
 	return 0;
 }
@@ -1174,7 +943,7 @@ static void ts_accept(int lfd, struct tsrv **list)
 	}
 }
 
-static int tcp_server(const struct opts *o)
+static int tcp_server(const struct ipf_opts *o)
 {
 	struct tsrv *list = NULL;
 	uint64_t last_accept = 0;
@@ -1331,12 +1100,12 @@ struct iqp {
 	bool waiting;
 	uint64_t t_ping;
 	bool crc, mtx, mrx;
-	struct res r;
-	struct lat lat;
+	struct ipf_res r;
+	struct ipf_lat lat;
 };
 
 struct icli {
-	const struct opts *o;
+	const struct ipf_opts *o;
 	struct plan pl;
 	struct iwv_context *ctx;
 	struct iwv_pd *pd;
@@ -1348,7 +1117,7 @@ struct icli {
 
 static int ic_event(struct icli *c, struct iwcm_event *ev)
 {
-	const struct opts *o = c->o;
+	const struct ipf_opts *o = c->o;
 	struct iqp *q = ev->id ? ev->id->context : NULL;
 	/* iw_err is the precise cause (IW_ESYS(errno) when the socket failed) */
 	const char *err = ev->iw_err   ? iwv_strerror(ev->iw_err)
@@ -1369,9 +1138,10 @@ static int ic_event(struct icli *c, struct iwcm_event *ev)
 	case IWCM_EVENT_ESTABLISHED:
 		pd = conn_pd(&ev->param.conn, &pdlen);
 		if (!pd || ipf_welcome_decode(pd, pdlen, &q->w) || q->w.status)
-			return fail("QP %d: the server's accept carries no iwperf answer (is it an "
-				    "iwperf server?)",
-				    q->idx);
+			return ipf_fail(
+				"QP %d: the server's accept carries no iwperf answer (is it an "
+				"iwperf server?)",
+				q->idx);
 		q->crc = ev->mpa.crc;
 		q->mtx = ev->mpa.markers_tx;
 		q->mrx = ev->mpa.markers_rx;
@@ -1380,21 +1150,24 @@ static int ic_event(struct icli *c, struct iwcm_event *ev)
 	case IWCM_EVENT_REJECTED:
 		pd = conn_pd(&ev->param.conn, &pdlen);
 		if (pd && !ipf_welcome_decode(pd, pdlen, &q->w) && q->w.status)
-			return fail("the server refused the test: %s", q->w.reason);
-		return fail("connection to %s port %u refused: %s (is 'iwperf -s' running there?)",
-			    o->host, o->port, err);
+			return ipf_fail("the server refused the test: %s", q->w.reason);
+		return ipf_fail(
+			"connection to %s port %u refused: %s (is 'iwperf -s' running there?)",
+			o->host, o->port, err);
 	case IWCM_EVENT_UNREACHABLE:
-		return fail("%s port %u unreachable: %s", o->host, o->port, err);
+		return ipf_fail("%s port %u unreachable: %s", o->host, o->port, err);
 	case IWCM_EVENT_CONNECT_ERROR:
-		return fail("QP %d: iWARP connection setup failed: %s (is the server running with "
-			    "the same --tcp-baseline setting?)",
-			    q->idx, err);
+		return ipf_fail(
+			"QP %d: iWARP connection setup failed: %s (is the server running with "
+			"the same --tcp-baseline setting?)",
+			q->idx, err);
 	case IWCM_EVENT_ADDR_ERROR:
 	case IWCM_EVENT_ROUTE_ERROR:
-		return fail("QP %d: cannot resolve %s: %s", q->idx, o->host, err);
+		return ipf_fail("QP %d: cannot resolve %s: %s", q->idx, o->host, err);
 	case IWCM_EVENT_DISCONNECTED:
 		if (q->state < Q_DONE)
-			return fail("QP %d: the connection closed before the test ended", q->idx);
+			return ipf_fail("QP %d: the connection closed before the test ended",
+					q->idx);
 		q->state = Q_CLOSED;
 		return 0;
 	default:
@@ -1420,7 +1193,7 @@ static int ic_wait(struct icli *c, struct iqp *q, enum qstate st)
 		if (ok)
 			return 0;
 		if (iwcm_get_cm_event(c->ch, &ev))
-			return fail("waiting for a connection event: %s", strerror(errno));
+			return ipf_fail("waiting for a connection event: %s", strerror(errno));
 		rc = ic_event(c, ev);
 		iwcm_ack_cm_event(ev);
 		if (rc)
@@ -1430,7 +1203,7 @@ static int ic_wait(struct icli *c, struct iqp *q, enum qstate st)
 
 static int ic_setup_qp(struct icli *c, struct iqp *q)
 {
-	const struct opts *o = c->o;
+	const struct ipf_opts *o = c->o;
 	struct iwv_qp_init_attr attr;
 	struct iwcm_conn_param cp;
 	uint8_t hb[IPF_HELLO_LEN];
@@ -1439,15 +1212,15 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 	uint32_t sq;
 
 	if (iwcm_create_id(c->ch, &q->id, q, IWCM_PS_TCP))
-		return fail("iwcm_create_id: %s", strerror(errno));
+		return ipf_fail("iwcm_create_id: %s", strerror(errno));
 	if (iwt_opt_apply(&o->iw, q->id))
-		return fail("iwcm_set_options: %s", strerror(errno));
+		return ipf_fail("iwcm_set_options: %s", strerror(errno));
 	if (iwcm_resolve_addr(q->id, NULL, (struct sockaddr *)&c->dst, 2000))
-		return fail("iwcm_resolve_addr: %s", strerror(errno));
+		return ipf_fail("iwcm_resolve_addr: %s", strerror(errno));
 	if (ic_wait(c, q, Q_ADDR))
 		return -1;
 	if (iwcm_resolve_route(q->id, 2000))
-		return fail("iwcm_resolve_route: %s", strerror(errno));
+		return ipf_fail("iwcm_resolve_route: %s", strerror(errno));
 	if (ic_wait(c, q, Q_ROUTE))
 		return -1;
 
@@ -1466,18 +1239,18 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 	total = align64(data_len) + align64(rx_len) + align64(ring_len) + CTRL_SLOT;
 	q->mem = buf_alloc(total);
 	if (!q->mem)
-		return fail("out of memory for %zu B of buffers", total);
+		return ipf_fail("out of memory for %zu B of buffers", total);
 	q->data = q->mem;
 	q->rx = q->data + align64(data_len);
 	q->recv = q->rx + align64(rx_len);
 	q->ctl = q->recv + align64(ring_len);
 	q->mr = iwv_reg_mr(c->pd, q->mem, total, IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE);
 	if (!q->mr)
-		return fail("iwv_reg_mr of %zu B: %s", total, strerror(errno));
+		return ipf_fail("iwv_reg_mr of %zu B: %s", total, strerror(errno));
 	sq = o->pingpong ? PP_SQ : c->pl.depth + 4;
 	q->cq = iwv_create_cq(c->ctx, (int)(sq + q->nrecv + 4), q, NULL, 0);
 	if (!q->cq)
-		return fail("iwv_create_cq: %s", strerror(errno));
+		return ipf_fail("iwv_create_cq: %s", strerror(errno));
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_context = q;
 	attr.send_cq = q->cq;
@@ -1489,12 +1262,12 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 	attr.cap.max_inline_data = 256;
 	attr.qp_type = IWV_QPT_RC;
 	if (iwcm_create_qp(q->id, c->pd, &attr))
-		return fail("iwcm_create_qp: %s", strerror(errno));
+		return ipf_fail("iwcm_create_qp: %s", strerror(errno));
 	q->qp = q->id->qp;
 	q->max_inline = attr.cap.max_inline_data;
 	for (uint32_t i = 0; i < q->nrecv; i++)
 		if (post_recv_slot(q->qp, q->mr, q->recv, q->rslot, i))
-			return fail("iwv_post_recv failed");
+			return ipf_fail("iwv_post_recv failed");
 
 	q->seed = ipf_mix64(seed_make() ^ (uint64_t)q->idx);
 	memset(&h, 0, sizeof(h));
@@ -1515,7 +1288,7 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 	cp.private_data_len = sizeof(hb);
 	iwt_opt_conn_param(&o->iw, &cp);
 	if (iwcm_connect(q->id, &cp))
-		return fail("iwcm_connect: %s", strerror(errno));
+		return ipf_fail("iwcm_connect: %s", strerror(errno));
 	q->state = Q_CONNECTING;
 	return 0;
 }
@@ -1523,16 +1296,16 @@ static int ic_setup_qp(struct icli *c, struct iqp *q)
 /* After ESTABLISHED: what the server offered decides the rest. */
 static int ic_ready(struct icli *c, struct iqp *q)
 {
-	const struct opts *o = c->o;
+	const struct ipf_opts *o = c->o;
 
 	q->depth = c->pl.depth;
 	if ((o->op == IPF_OP_WRITE || o->op == IPF_OP_READ) && !o->pingpong) {
 		q->rslots = (uint32_t)(q->w.length / o->size);
 		if (!q->rslots || !q->w.rkey)
-			return fail("QP %d: the server offered no buffer", q->idx);
+			return ipf_fail("QP %d: the server offered no buffer", q->idx);
 	}
 	if (o->pingpong && o->op != IPF_OP_SEND && (q->w.length < o->size || !q->w.rkey))
-		return fail("QP %d: the server offered no buffer", q->idx);
+		return ipf_fail("QP %d: the server offered no buffer", q->idx);
 	if (o->op == IPF_OP_READ && !o->pingpong) {
 		struct iwv_qp_attr qa;
 		struct iwv_qp_init_attr ia;
@@ -1545,7 +1318,8 @@ static int ic_ready(struct icli *c, struct iqp *q)
 	if (o->op == IPF_OP_SEND && !o->pingpong) {
 		if (!q->w.credits || !q->w.credit_batch || q->w.credit_batch > q->w.credits ||
 		    q->w.credits / q->w.credit_batch > CLI_CTRL_RECV - 2)
-			return fail("QP %d: the server's flow-control offer is unusable", q->idx);
+			return ipf_fail("QP %d: the server's flow-control offer is unusable",
+					q->idx);
 		q->credits = q->w.credits;
 	}
 	q->sig = clamp_u32(q->depth / 4, 1, SIG_MAX);
@@ -1563,7 +1337,7 @@ static int ic_post_done(struct icli *c, struct iqp *q, uint64_t count)
 	ipf_ctrl_encode(&d, q->ctl, ipf_ctrl_len(c->o->size));
 	if (post_send1(q->qp, q->mr, q->ctl, ipf_ctrl_len(c->o->size), WR_ID(WK_CTRL, 0),
 		       q->max_inline))
-		return fail("QP %d: posting DONE failed", q->idx);
+		return ipf_fail("QP %d: posting DONE failed", q->idx);
 	q->r.msgs = count;
 	q->r.bytes = count * c->o->size;
 	q->state = Q_WAIT_RESULT;
@@ -1572,7 +1346,7 @@ static int ic_post_done(struct icli *c, struct iqp *q, uint64_t count)
 
 static int ic_post_bw(struct icli *c, struct iqp *q)
 {
-	const struct opts *o = c->o;
+	const struct ipf_opts *o = c->o;
 	struct iwv_send_wr wr[BATCH_MAX], *bad;
 	struct iwv_sge sge[BATCH_MAX];
 
@@ -1628,7 +1402,7 @@ static int ic_post_bw(struct icli *c, struct iqp *q)
 		rc = iwv_post_send(q->qp, wr, &bad);
 		n = rc ? (uint64_t)(bad - wr) : room;
 		if (rc && rc != ENOMEM)
-			return fail("QP %d: iwv_post_send: %s", q->idx, strerror(rc));
+			return ipf_fail("QP %d: iwv_post_send: %s", q->idx, strerror(rc));
 		q->posted += n;
 		if (o->op == IPF_OP_SEND)
 			q->credits -= (uint32_t)n;
@@ -1640,7 +1414,7 @@ static int ic_post_bw(struct icli *c, struct iqp *q)
 
 static int ic_post_ping(struct icli *c, struct iqp *q)
 {
-	const struct opts *o = c->o;
+	const struct ipf_opts *o = c->o;
 	struct iwv_send_wr wr, *bad;
 	struct iwv_sge sge;
 	uint8_t *p = q->data;
@@ -1675,7 +1449,7 @@ static int ic_post_ping(struct icli *c, struct iqp *q)
 	if (rc == ENOMEM)
 		return 0; /* unsignalled ones still queued: after the next completion */
 	if (rc)
-		return fail("QP %d: iwv_post_send: %s", q->idx, strerror(rc));
+		return ipf_fail("QP %d: iwv_post_send: %s", q->idx, strerror(rc));
 	q->waiting = true;
 	return 0;
 }
@@ -1683,9 +1457,9 @@ static int ic_post_ping(struct icli *c, struct iqp *q)
 /* A ping-pong round trip ended with `reply` (the echo, the Read data). */
 static int ic_pong(struct icli *c, struct iqp *q, const uint8_t *reply, uint64_t t)
 {
-	const struct opts *o = c->o;
+	const struct ipf_opts *o = c->o;
 
-	if (lat_push(&q->lat, t - q->t_ping))
+	if (ipf_lat_push(&q->lat, t - q->t_ping))
 		return -1;
 	if (o->verify) {
 		uint64_t key = o->op == IPF_OP_READ ? ipf_msg_key(q->seed, 0)
@@ -1694,8 +1468,8 @@ static int ic_pong(struct icli *c, struct iqp *q, const uint8_t *reply, uint64_t
 		int64_t bad = ipf_pat_check(reply, len, key);
 
 		if (bad >= 0)
-			return fail("QP %d: bad data in reply %" PRIu64 " at offset %" PRId64,
-				    q->idx, q->iter, bad);
+			return ipf_fail("QP %d: bad data in reply %" PRIu64 " at offset %" PRId64,
+					q->idx, q->iter, bad);
 	}
 	q->iter++;
 	q->waiting = false;
@@ -1704,17 +1478,17 @@ static int ic_pong(struct icli *c, struct iqp *q, const uint8_t *reply, uint64_t
 
 static int ic_wc(struct icli *c, struct iqp *q, const struct iwv_wc *wc)
 {
-	const struct opts *o = c->o;
+	const struct ipf_opts *o = c->o;
 	unsigned kind = WR_KIND(wc->wr_id);
 	uint64_t val = WR_VAL(wc->wr_id);
 	char what[160];
 
 	if (wc->status == IWV_WC_WR_FLUSH_ERR)
-		return fail("QP %d: the connection to the server was lost (%s)", q->idx,
-			    wc->vendor_err ? iwv_strerror(-(int)wc->vendor_err) : "flushed");
+		return ipf_fail("QP %d: the connection to the server was lost (%s)", q->idx,
+				wc->vendor_err ? iwv_strerror(-(int)wc->vendor_err) : "flushed");
 	if (wc->status != IWV_WC_SUCCESS) {
 		wc_describe(wc, o->op, what, sizeof(what));
-		return fail("QP %d: %s", q->idx, what);
+		return ipf_fail("QP %d: %s", q->idx, what);
 	}
 	if (kind == WK_DATA) {
 		if (o->pingpong) {
@@ -1731,9 +1505,9 @@ static int ic_wc(struct icli *c, struct iqp *q, const struct iwv_wc *wc)
 							    ipf_msg_key(q->seed, m % q->rslots));
 
 				if (bad >= 0)
-					return fail("QP %d: bad data in RDMA Read %" PRIu64
-						    " at offset %" PRId64,
-						    q->idx, m, bad);
+					return ipf_fail("QP %d: bad data in RDMA Read %" PRIu64
+							" at offset %" PRId64,
+							q->idx, m, bad);
 			}
 		return 0;
 	}
@@ -1745,40 +1519,43 @@ static int ic_wc(struct icli *c, struct iqp *q, const struct iwv_wc *wc)
 			if (ic_pong(c, q, p, iwt_now_ns()))
 				return -1;
 		} else if (ipf_ctrl_decode(p, wc->byte_len, &m)) {
-			return fail("QP %d: unexpected %" PRIu32 "-octet message from the server",
-				    q->idx, wc->byte_len);
+			return ipf_fail("QP %d: unexpected %" PRIu32
+					"-octet message from the server",
+					q->idx, wc->byte_len);
 		} else if (m.type == IPF_CTRL_CREDIT) {
 			q->credits += (uint32_t)m.count;
 		} else if (m.type == IPF_CTRL_RESULT) {
 			q->r.t_end = iwt_now_ns();
 			q->state = Q_DONE;
 			if (m.status == IPF_RES_VERIFY)
-				return fail("QP %d: the server found bad data in message %" PRIu64
-					    " at offset %" PRIu64,
-					    q->idx, m.bad, m.bad_off);
+				return ipf_fail(
+					"QP %d: the server found bad data in message %" PRIu64
+					" at offset %" PRIu64,
+					q->idx, m.bad, m.bad_off);
 			if (m.status != IPF_RES_OK)
-				return fail("QP %d: the server reports: %s (it saw %" PRIu64
-					    " messages, the client sent %" PRIu64 ")",
-					    q->idx, ipf_res_status_str(m.status), m.count,
-					    q->r.msgs);
+				return ipf_fail("QP %d: the server reports: %s (it saw %" PRIu64
+						" messages, the client sent %" PRIu64 ")",
+						q->idx, ipf_res_status_str(m.status), m.count,
+						q->r.msgs);
 			return 0;
 		} else {
-			return fail("QP %d: unexpected control message from the server", q->idx);
+			return ipf_fail("QP %d: unexpected control message from the server",
+					q->idx);
 		}
 		if (post_recv_slot(q->qp, q->mr, q->recv, q->rslot, (uint32_t)val))
-			return fail("QP %d: iwv_post_recv failed", q->idx);
+			return ipf_fail("QP %d: iwv_post_recv failed", q->idx);
 	}
 	return 0;
 }
 
 static int ic_step(struct icli *c, struct iqp *q)
 {
-	const struct opts *o = c->o;
+	const struct ipf_opts *o = c->o;
 	struct iwv_wc wc[POLL_BATCH];
 	int n = iwv_poll_cq(q->cq, POLL_BATCH, wc);
 
 	if (n < 0)
-		return fail("QP %d: iwv_poll_cq: %s", q->idx, strerror(-n));
+		return ipf_fail("QP %d: iwv_poll_cq: %s", q->idx, strerror(-n));
 	for (int i = 0; i < n; i++)
 		if (ic_wc(c, q, &wc[i]))
 			return -1;
@@ -1845,10 +1622,10 @@ static void ic_teardown(struct icli *c)
 		iwv_close_device(c->ctx);
 }
 
-static int iwarp_client(const struct opts *o)
+static int iwarp_client(const struct ipf_opts *o)
 {
 	struct icli c;
-	struct run_info ri = {"iwarp", NULL, false, "off", 0};
+	struct ipf_run_info ri = {"iwarp", NULL, false, "off", 0};
 	socklen_t sl;
 	uint64_t t0, deadline = 0;
 	bool stopped = false;
@@ -1868,7 +1645,7 @@ static int iwarp_client(const struct opts *o)
 	c.ch = iwcm_create_event_channel_ctx(c.ctx);
 	c.q = calloc(o->qps, sizeof(*c.q));
 	if (!c.pd || !c.ch || !c.q) {
-		fail("cannot set up the iWARP device: %s", strerror(errno));
+		ipf_fail("cannot set up the iWARP device: %s", strerror(errno));
 		goto out;
 	}
 	for (unsigned i = 0; i < o->qps; i++)
@@ -1902,7 +1679,7 @@ static int iwarp_client(const struct opts *o)
 	}
 	ri.engine = iwv_context_engine_name(c.ctx);
 	ri.crc = c.q[0].crc;
-	ri.markers = markers_str(c.q[0].mtx, c.q[0].mrx);
+	ri.markers = ipf_markers_str(c.q[0].mtx, c.q[0].mrx);
 	ri.depth = c.q[0].depth;
 	if (!o->json && !o->quiet) {
 		char how[200], d[128];
@@ -1910,8 +1687,7 @@ static int iwarp_client(const struct opts *o)
 		iwt_opt_describe(&o->iw, d, sizeof(d));
 		snprintf(how, sizeof(how), "iWARP %s; negotiated CRC %s, markers %s; engine %s", d,
 			 ri.crc ? "on" : "off", ri.markers, ri.engine);
-		c.pl.depth = ri.depth;
-		banner(o, &c.pl, how);
+		ipf_banner(o, ri.depth, how);
 	}
 
 	t0 = iwt_now_ns();
@@ -1947,20 +1723,20 @@ static int iwarp_client(const struct opts *o)
 	if (ic_wait(&c, NULL, Q_CLOSED))
 		goto out;
 	{
-		struct res *rs = calloc(o->qps, sizeof(*rs));
-		struct lat **ls = calloc(o->qps, sizeof(*ls));
+		struct ipf_res *rs = calloc(o->qps, sizeof(*rs));
+		struct ipf_lat **ls = calloc(o->qps, sizeof(*ls));
 
 		if (!rs || !ls) {
 			free(rs);
 			free(ls);
-			fail("out of memory");
+			ipf_fail("out of memory");
 			goto out;
 		}
 		for (unsigned i = 0; i < o->qps; i++) {
 			rs[i] = c.q[i].r;
 			ls[i] = &c.q[i].lat;
 		}
-		report(o, &ri, rs, ls, o->qps);
+		ipf_report(o, &ri, rs, ls, o->qps);
 		free(rs);
 		free(ls);
 	}
@@ -2002,7 +1778,7 @@ struct isess {
 };
 
 struct isrv {
-	const struct opts *o;
+	const struct ipf_opts *o;
 	struct iwv_context *ctx;
 	struct iwv_pd *pd;
 	struct iwcm_event_channel *ch;
@@ -2170,7 +1946,7 @@ fail:
 
 static void is_connect_request(struct isrv *sv, struct iwcm_event *ev, bool *destroy_id)
 {
-	const struct opts *o = sv->o;
+	const struct ipf_opts *o = sv->o;
 	uint8_t wb[IPF_WELCOME_LEN];
 	struct iwcm_conn_param cp;
 	struct ipf_welcome w;
@@ -2253,15 +2029,7 @@ static void is_post_result(struct isrv *sv, struct isess *s, const struct ipf_ct
 	}
 	s->state = SS_RESULT_SENT;
 	s->finished = true;
-	if (!sv->o->quiet) {
-		printf("%s: %s: iwarp %s%s %" PRIu32 " B, QP %u/%u: %" PRIu64 " messages, %s\n",
-		       PROG, s->peer, ipf_op_name(h->op), pp ? " ping-pong" : "", h->size,
-		       h->qp_index + 1u, h->qps, count,
-		       s->out.status == IPF_RES_OK
-			       ? (h->flags & IPF_HF_VERIFY ? "data verified" : "ok")
-			       : ipf_res_status_str(s->out.status));
-		fflush(stdout);
-	}
+	ipf_report_served(sv->o, "iwarp", s->peer, h, count, s->out.status);
 }
 
 static void is_wc(struct isrv *sv, struct isess *s, const struct iwv_wc *wc)
@@ -2430,7 +2198,7 @@ static int is_cm_events(struct isrv *sv)
 		if (iwcm_get_cm_event(sv->ch, &ev)) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				return 0;
-			return fail("iwcm_get_cm_event: %s", strerror(errno));
+			return ipf_fail("iwcm_get_cm_event: %s", strerror(errno));
 		}
 		s = ev->id && ev->id != sv->lid ? ev->id->context : NULL;
 		switch (ev->event) {
@@ -2446,7 +2214,7 @@ static int is_cm_events(struct isrv *sv)
 				printf("%s: %s: connected: MPA rev %u, CRC %s, markers %s, IRD %u, "
 				       "ORD %u\n",
 				       PROG, s->peer, ev->mpa.mpa_rev, ev->mpa.crc ? "on" : "off",
-				       markers_str(ev->mpa.markers_tx, ev->mpa.markers_rx),
+				       ipf_markers_str(ev->mpa.markers_tx, ev->mpa.markers_rx),
 				       ev->mpa.ird, ev->mpa.ord);
 			fflush(stdout);
 			break;
@@ -2481,7 +2249,7 @@ static int is_cm_events(struct isrv *sv)
 	}
 }
 
-static int iwarp_server(const struct opts *o)
+static int iwarp_server(const struct ipf_opts *o)
 {
 	struct sockaddr_storage ss;
 	struct isrv sv;
@@ -2499,30 +2267,30 @@ static int iwarp_server(const struct opts *o)
 	sv.pd = iwv_alloc_pd(sv.ctx);
 	sv.ch = iwcm_create_event_channel_ctx(sv.ctx);
 	if (!sv.pd || !sv.ch) {
-		fail("cannot set up the iWARP device: %s", strerror(errno));
+		ipf_fail("cannot set up the iWARP device: %s", strerror(errno));
 		goto out;
 	}
 	/* the loop below polls: CM events must never block it */
 	if (fcntl(sv.ch->fd, F_SETFL, fcntl(sv.ch->fd, F_GETFL) | O_NONBLOCK)) {
-		fail("fcntl: %s", strerror(errno));
+		ipf_fail("fcntl: %s", strerror(errno));
 		goto out;
 	}
 	if (iwcm_create_id(sv.ch, &sv.lid, NULL, IWCM_PS_TCP) || iwt_opt_apply(&o->iw, sv.lid)) {
-		fail("cannot create the listening id: %s", strerror(errno));
+		ipf_fail("cannot create the listening id: %s", strerror(errno));
 		goto out;
 	}
 	if (iwcm_bind_addr(sv.lid, (struct sockaddr *)&ss) || iwcm_listen(sv.lid, 128)) {
-		fail("cannot listen on %s port %u: %s", o->bind_addr, o->port, strerror(errno));
+		ipf_fail("cannot listen on %s port %u: %s", o->bind_addr, o->port, strerror(errno));
 		goto out;
 	}
-	if (!o->quiet) {
-		char d[128], where[128];
+	{
+		char d[128], where[128], how[200];
 
 		iwt_opt_describe(&o->iw, d, sizeof(d));
 		iwt_addr_format(iwcm_get_local_addr(sv.lid), where, sizeof(where));
-		printf("%s: listening on %s (iWARP %s; engine %s)\n", PROG, where, d,
-		       iwv_context_engine_name(sv.ctx));
-		fflush(stdout);
+		snprintf(how, sizeof(how), "iWARP %s; engine %s", d,
+			 iwv_context_engine_name(sv.ctx));
+		ipf_report_listening(o, where, how);
 	}
 	while (!stop_flag) {
 		uint64_t now = iwt_now_ns();
@@ -2681,7 +2449,7 @@ static const struct option long_opts[] = {
 #define parse_u64(...) iwt_num_u64(PROG, __VA_ARGS__)
 
 /* 0, or the exit status of a bad command line (or of --help). */
-static int parse_args(int argc, char **argv, struct opts *o, bool *help)
+static int parse_args(int argc, char **argv, struct ipf_opts *o, bool *help)
 {
 	bool client_only = false, size_set = false, iters_set = false;
 	uint64_t v;
@@ -2820,7 +2588,7 @@ static int parse_args(int argc, char **argv, struct opts *o, bool *help)
 
 int main(int argc, char **argv)
 {
-	struct opts o;
+	struct ipf_opts o;
 	bool help = false;
 	int rc;
 
