@@ -48,7 +48,6 @@
  * work, which suits a 2-core machine best.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -78,6 +77,7 @@
 #include "iwt_num.h"
 #include "iwt_opt.h"
 #include "iwt_pattern.h"
+#include "iwt_verbs.h"
 
 /* rping's numbers (librdmacm/examples/rping.c). */
 #define IWPING_DEFAULT_PORT 7174
@@ -225,11 +225,7 @@ struct conn {
 
 struct iwping {
 	struct iwping_opts *o;
-	struct iwv_context *ctx;
-	struct iwv_pd *pd;
-	struct iwcm_event_channel *cm_ch;
-	struct iwv_comp_channel *comp_ch;
-	struct iwcm_id *listen_id;
+	struct iwt_verbs v; /* context, PD, both channels, the server's listening id */
 	struct conn *conns;
 	int nconns;
 	int accepted; /* server: connections accepted so far */
@@ -655,7 +651,7 @@ static int drain_comp_channel(struct iwping *app)
 	struct iwv_cq *cq;
 	void *cq_ctx;
 
-	while (!iwv_get_cq_event(app->comp_ch, &cq, &cq_ctx)) {
+	while (!iwv_get_cq_event(app->v.comp_ch, &cq, &cq_ctx)) {
 		struct conn *c = cq_ctx;
 
 		iwv_ack_cq_events(cq, 1);
@@ -709,7 +705,7 @@ static struct conn *conn_new(struct iwping *app)
 
 static struct iwv_mr *reg(struct conn *c, void *addr, size_t len, int access, const char *what)
 {
-	struct iwv_mr *mr = iwv_reg_mr(c->app->pd, addr, len, access);
+	struct iwv_mr *mr = iwv_reg_mr(c->app->v.pd, addr, len, access);
 
 	if (!mr)
 		errmsg("register %s (%zu octets): %s", what, len, strerror(errno));
@@ -724,7 +720,7 @@ static int conn_setup(struct conn *c)
 	struct iwv_qp_init_attr attr;
 	int ret;
 
-	c->cq = iwv_create_cq(app->ctx, IWPING_CQ_DEPTH, c, app->comp_ch, 0);
+	c->cq = iwv_create_cq(app->v.ctx, IWPING_CQ_DEPTH, c, app->v.comp_ch, 0);
 	if (!c->cq) {
 		errmsg("create CQ: %s", strerror(errno));
 		return -1;
@@ -745,7 +741,7 @@ static int conn_setup(struct conn *c)
 	attr.qp_type = IWV_QPT_RC;
 	if (o->self_qp) {
 		/* rping -q: the program makes the QP, the CM only connects it */
-		c->qp = iwv_create_qp(app->pd, &attr);
+		c->qp = iwv_create_qp(app->v.pd, &attr);
 		if (!c->qp) {
 			errmsg("iwv_create_qp: %s", strerror(errno));
 			return -1;
@@ -755,7 +751,7 @@ static int conn_setup(struct conn *c)
 			return -1;
 		}
 	} else {
-		if (iwcm_create_qp(c->id, app->pd, &attr)) {
+		if (iwcm_create_qp(c->id, app->v.pd, &attr)) {
 			errmsg("iwcm_create_qp: %s", strerror(errno));
 			return -1;
 		}
@@ -1075,11 +1071,11 @@ static int drain_cm_channel(struct iwping *app)
 {
 	struct iwcm_event *event;
 
-	while (!iwcm_get_cm_event(app->cm_ch, &event)) {
+	while (!iwcm_get_cm_event(app->v.cm_ch, &event)) {
 		struct iwcm_event ev = *event;
 
 		dbg("cma_event type %s cma_id %p (%s)", iwcm_event_str(ev.event), (void *)ev.id,
-		    ev.id == app->listen_id || !app->o->server ? "parent" : "child");
+		    ev.id == app->v.listen_id || !app->o->server ? "parent" : "child");
 		/* ack first: tearing down an id needs its events acknowledged;
 		 * nothing used below points into the event (no private data) */
 		iwcm_ack_cm_event(event);
@@ -1172,8 +1168,8 @@ static int run_loop(struct iwping *app)
 {
 	for (;;) {
 		struct pollfd pfd[2] = {
-			{.fd = app->cm_ch->fd, .events = POLLIN},
-			{.fd = app->comp_ch->fd, .events = POLLIN},
+			{.fd = app->v.cm_ch->fd, .events = POLLIN},
+			{.fd = app->v.comp_ch->fd, .events = POLLIN},
 		};
 		struct timespec ts, *tsp = NULL;
 		int timeout_ms;
@@ -1207,37 +1203,30 @@ static int run_loop(struct iwping *app)
 	return app->status;
 }
 
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
 static int start_server(struct iwping *app)
 {
 	struct iwping_opts *o = app->o;
 	char name[IWT_ADDR_STRLEN + 8];
 
-	if (iwcm_create_id(app->cm_ch, &app->listen_id, NULL, IWCM_PS_TCP)) {
+	if (iwcm_create_id(app->v.cm_ch, &app->v.listen_id, NULL, IWCM_PS_TCP)) {
 		errmsg("create id: %s", strerror(errno));
 		return -1;
 	}
-	if (iwt_opt_apply(&o->tool, app->listen_id)) {
+	if (iwt_opt_apply(&o->tool, app->v.listen_id)) {
 		errmsg("iWARP options: %s", strerror(errno));
 		return -1;
 	}
 	iwt_addr_set_port(&o->addr, o->port);
 	format_addr((struct sockaddr *)&o->addr, name, sizeof(name));
-	if (iwcm_bind_addr(app->listen_id, (struct sockaddr *)&o->addr)) {
+	if (iwcm_bind_addr(app->v.listen_id, (struct sockaddr *)&o->addr)) {
 		errmsg("bind to %s: %s", name, strerror(errno));
 		return -1;
 	}
-	if (iwcm_listen(app->listen_id, IWPING_BACKLOG)) {
+	if (iwcm_listen(app->v.listen_id, IWPING_BACKLOG)) {
 		errmsg("listen on %s: %s", name, strerror(errno));
 		return -1;
 	}
-	format_addr(iwcm_get_local_addr(app->listen_id), name, sizeof(name));
+	format_addr(iwcm_get_local_addr(app->v.listen_id), name, sizeof(name));
 	dbg("listening on %s", name);
 	return 0;
 }
@@ -1251,7 +1240,7 @@ static int start_client(struct iwping *app)
 		return -1;
 	iwt_addr_set_port(&o->addr, o->port);
 	format_addr((struct sockaddr *)&o->addr, c->name, sizeof(c->name));
-	if (iwcm_create_id(app->cm_ch, &c->id, c, IWCM_PS_TCP)) {
+	if (iwcm_create_id(app->v.cm_ch, &c->id, c, IWCM_PS_TCP)) {
 		errmsg("create id: %s", strerror(errno));
 		c->state = ST_DEAD;
 		return -1;
@@ -1275,6 +1264,7 @@ static int run(struct iwping_opts *o)
 {
 	struct iwping app = {.o = o, .status = IWT_EXIT_OK};
 	struct sigaction sa;
+	enum iwt_verbs_step step;
 	sigset_t block;
 	char desc[128];
 	int status = IWT_EXIT_FAIL;
@@ -1295,26 +1285,26 @@ static int run(struct iwping_opts *o)
 	sigdelset(&app.wait_mask, SIGINT);
 	sigdelset(&app.wait_mask, SIGTERM);
 
-	app.ctx = iwt_opt_open(&o->tool, prog);
-	if (!app.ctx)
-		return IWT_EXIT_FAIL;
+	step = iwt_verbs_open(&app.v, &o->tool, prog,
+			      IWT_VERBS_F_COMP_CHANNEL | IWT_VERBS_F_NONBLOCK);
+	if (step == IWT_VERBS_CONTEXT)
+		return IWT_EXIT_FAIL; /* iwt_opt_open() said why */
 	iwt_opt_describe(&o->tool, desc, sizeof(desc));
-	dbg("%s, engine %s", desc, iwv_context_engine_name(app.ctx));
-	app.pd = iwv_alloc_pd(app.ctx);
-	if (!app.pd) {
+	dbg("%s, engine %s", desc, iwv_context_engine_name(app.v.ctx));
+	if (app.v.pd)
+		dbg("created pd %p", (void *)app.v.pd);
+	switch (step) {
+	case IWT_VERBS_PD:
 		errmsg("alloc PD: %s", strerror(errno));
 		goto out;
-	}
-	dbg("created pd %p", (void *)app.pd);
-	app.comp_ch = iwv_create_comp_channel(app.ctx);
-	if (!app.comp_ch || set_nonblock(app.comp_ch->fd)) {
+	case IWT_VERBS_COMP_CHANNEL:
 		errmsg("completion channel: %s", strerror(errno));
 		goto out;
-	}
-	app.cm_ch = iwcm_create_event_channel_ctx(app.ctx);
-	if (!app.cm_ch || set_nonblock(app.cm_ch->fd)) {
+	case IWT_VERBS_CM_CHANNEL:
 		errmsg("CM event channel: %s", strerror(errno));
 		goto out;
+	default:
+		break;
 	}
 	if (o->server ? start_server(&app) : start_client(&app)) {
 		app.status = IWT_EXIT_FAIL;
@@ -1326,15 +1316,7 @@ out:
 	fflush(stdout);
 	while (app.conns)
 		conn_destroy(&app, app.conns);
-	if (app.listen_id)
-		iwcm_destroy_id(app.listen_id);
-	if (app.cm_ch)
-		iwcm_destroy_event_channel(app.cm_ch);
-	if (app.comp_ch)
-		iwv_destroy_comp_channel(app.comp_ch);
-	if (app.pd)
-		iwv_dealloc_pd(app.pd);
-	if (iwv_close_device(app.ctx))
+	if (iwt_verbs_close(&app.v))
 		dbg("close device: %s", strerror(errno));
 	return status;
 }

@@ -6,10 +6,11 @@
  * alone, bad ports; "ADDR:PORT" / "[ADDR]:PORT"); RTR names and their round
  * trip; rping's ping buffer octet by octet and iwmpa's pattern; the
  * monotonic clock; the shared iWARP options and the exact "PROG: invalid
- * value 'X' for OPT: WHY" lines.
+ * value 'X' for OPT: WHY" lines; the verbs objects a tool opens and closes.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
@@ -31,6 +32,7 @@
 #include "iwt_pattern.h"
 #include "iwt_rtr.h"
 #include "iwt_sock.h"
+#include "iwt_verbs.h"
 #include "th.h"
 
 /* ---------------------------------------------------------------------- */
@@ -718,6 +720,40 @@ START_TEST(opt_context_attr_carries_engine_and_thread_only)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* The verbs objects of a tool (iwt_verbs.h)                              */
+/* ---------------------------------------------------------------------- */
+
+static bool nonblocking(int fd)
+{
+	return fcntl(fd, F_GETFL) & O_NONBLOCK;
+}
+
+START_TEST(verbs_open_makes_what_the_flags_ask_and_close_undoes_it)
+{
+	struct iwt_opt o;
+	struct iwt_verbs v;
+
+	iwt_opt_init(&o);
+	ck_assert_int_eq(
+		iwt_verbs_open(&v, &o, "iwtest", IWT_VERBS_F_COMP_CHANNEL | IWT_VERBS_F_NONBLOCK),
+		IWT_VERBS_OK);
+	ck_assert(v.ctx && v.pd && v.comp_ch && v.cm_ch && !v.listen_id);
+	ck_assert(nonblocking(v.comp_ch->fd) && nonblocking(v.cm_ch->fd));
+	/* the tool's listening id goes with the rest */
+	ck_assert_int_eq(iwcm_create_id(v.cm_ch, &v.listen_id, NULL, IWCM_PS_TCP), 0);
+	ck_assert_int_eq(iwt_verbs_close(&v), 0);
+	ck_assert(!v.ctx && !v.pd && !v.comp_ch && !v.cm_ch && !v.listen_id);
+
+	ck_assert_int_eq(iwt_verbs_open(&v, &o, "iwtest", 0), IWT_VERBS_OK);
+	ck_assert(v.ctx && v.pd && !v.comp_ch && v.cm_ch);
+	ck_assert(!nonblocking(v.cm_ch->fd));
+	ck_assert_int_eq(iwt_verbs_close(&v), 0);
+	/* closing nothing is nothing */
+	ck_assert_int_eq(iwt_verbs_close(&v), 0);
+}
+END_TEST
+
 static int run_num(const void *arg)
 {
 	uint64_t v;
@@ -837,6 +873,7 @@ static Suite *tools_suite(void)
 		     opt_context_attr_carries_engine_and_thread_only);
 	TH_ADD_TCASE(s, "err", messages_have_one_shape, log_levels_have_names);
 	TH_ADD_TCASE(s, "sock", tcp_open_listens_connects_and_says_why_it_cannot);
+	TH_ADD_TCASE(s, "verbs", verbs_open_makes_what_the_flags_ask_and_close_undoes_it);
 	return s;
 }
 

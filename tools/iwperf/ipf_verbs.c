@@ -39,7 +39,6 @@
  * DISCONNECTED (or a failure) came.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -53,6 +52,7 @@
 #include "iwt_addr.h"
 #include "iwt_clock.h"
 #include "iwt_opt.h"
+#include "iwt_verbs.h"
 
 #include "ipf_int.h"
 
@@ -217,36 +217,17 @@ static void conn_free(struct iwcm_id *id, struct iwv_cq *cq, struct iwv_mr *mr, 
 	free(mem);
 }
 
-/* The device, its PD and a CM event channel (non-blocking for a server). */
-struct idev {
-	struct iwv_context *ctx;
-	struct iwv_pd *pd;
-	struct iwcm_event_channel *ch;
-};
-
-static int dev_open(struct idev *d, const struct ipf_opts *o, bool nonblock)
+/* The device, its PD and a CM event channel (non-blocking for a server's polling loop). */
+static int dev_open(struct iwt_verbs *v, const struct ipf_opts *o, unsigned flags)
 {
-	d->ctx = iwt_opt_open(&o->iw, PROG);
-	if (!d->ctx)
+	switch (iwt_verbs_open(v, &o->iw, PROG, flags)) {
+	case IWT_VERBS_OK:
+		return 0;
+	case IWT_VERBS_CONTEXT:
 		return ipf_fail_said(); /* iwt_opt_open() printed why */
-	d->pd = iwv_alloc_pd(d->ctx);
-	d->ch = iwcm_create_event_channel_ctx(d->ctx);
-	if (!d->pd || !d->ch)
+	default:
 		return ipf_fail("cannot set up the iWARP device: %s", strerror(errno));
-	/* a polling loop: CM events must never block it */
-	if (nonblock && fcntl(d->ch->fd, F_SETFL, fcntl(d->ch->fd, F_GETFL) | O_NONBLOCK))
-		return ipf_fail("fcntl: %s", strerror(errno));
-	return 0;
-}
-
-static void dev_close(struct idev *d)
-{
-	if (d->ch)
-		iwcm_destroy_event_channel(d->ch);
-	if (d->pd)
-		iwv_dealloc_pd(d->pd);
-	if (d->ctx)
-		iwv_close_device(d->ctx);
+	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -273,7 +254,7 @@ struct iqp {
 };
 
 struct icli {
-	struct idev dev;
+	struct iwt_verbs dev;
 	struct iqp *q;
 };
 
@@ -351,7 +332,7 @@ static int ic_wait(struct ipf_client *cl, struct iqp *q, enum qstate st)
 				ok = false;
 		if (ok)
 			return 0;
-		if (iwcm_get_cm_event(ic->dev.ch, &ev))
+		if (iwcm_get_cm_event(ic->dev.cm_ch, &ev))
 			return ipf_fail("waiting for a connection event: %s", strerror(errno));
 		rc = ic_event(cl, ev);
 		iwcm_ack_cm_event(ev);
@@ -373,7 +354,7 @@ static int ic_connect(struct ipf_client *cl, struct iqp *q)
 	bool no_qp;
 	uint32_t sq;
 
-	if (iwcm_create_id(ic->dev.ch, &q->id, q, IWCM_PS_TCP))
+	if (iwcm_create_id(ic->dev.cm_ch, &q->id, q, IWCM_PS_TCP))
 		return ipf_fail("iwcm_create_id: %s", strerror(errno));
 	if (iwt_opt_apply(&o->iw, q->id))
 		return ipf_fail("iwcm_set_options: %s", strerror(errno));
@@ -485,7 +466,7 @@ static int ic_setup(struct ipf_client *cl)
 		return ipf_fail("out of memory");
 	cl->t_state = ic;
 	ipf_plan_make(o, o->depth, &cl->pl);
-	if (dev_open(&ic->dev, o, false))
+	if (dev_open(&ic->dev, o, 0))
 		return -1;
 	ic->q = calloc(o->qps, sizeof(*ic->q));
 	if (!ic->q)
@@ -706,7 +687,7 @@ static void ic_free(struct ipf_client *cl)
 	for (unsigned i = 0; ic->q && i < cl->o->qps; i++)
 		conn_free(ic->q[i].id, ic->q[i].cq, ic->q[i].mr, ic->q[i].mem);
 	free(ic->q);
-	dev_close(&ic->dev);
+	iwt_verbs_close(&ic->dev);
 	free(ic);
 }
 
@@ -735,8 +716,7 @@ struct isess {
 };
 
 struct isrv {
-	struct idev dev;
-	struct iwcm_id *lid;
+	struct iwt_verbs dev; /* with the listening id */
 };
 
 static struct isess *isess_of(struct ipf_sess *s)
@@ -1085,12 +1065,12 @@ static int is_accept(struct ipf_server *sv)
 		struct isess *is;
 		bool destroy_id = false;
 
-		if (iwcm_get_cm_event(isv->dev.ch, &ev)) {
+		if (iwcm_get_cm_event(isv->dev.cm_ch, &ev)) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				return 0;
 			return ipf_fail("iwcm_get_cm_event: %s", strerror(errno));
 		}
-		is = ev->id && ev->id != isv->lid ? ev->id->context : NULL;
+		is = ev->id && ev->id != isv->dev.listen_id ? ev->id->context : NULL;
 		switch (ev->event) {
 		case IWCM_EVENT_CONNECT_REQUEST:
 			is_connect_request(sv, ev, &destroy_id);
@@ -1141,16 +1121,17 @@ static int is_listen(struct ipf_server *sv)
 	if (!isv)
 		return ipf_fail("out of memory");
 	sv->t_state = isv;
-	if (dev_open(&isv->dev, o, true))
+	if (dev_open(&isv->dev, o, IWT_VERBS_F_NONBLOCK))
 		return -1;
-	if (iwcm_create_id(isv->dev.ch, &isv->lid, NULL, IWCM_PS_TCP) ||
-	    iwt_opt_apply(&o->iw, isv->lid))
+	if (iwcm_create_id(isv->dev.cm_ch, &isv->dev.listen_id, NULL, IWCM_PS_TCP) ||
+	    iwt_opt_apply(&o->iw, isv->dev.listen_id))
 		return ipf_fail("cannot create the listening id: %s", strerror(errno));
-	if (iwcm_bind_addr(isv->lid, (struct sockaddr *)&sv->addr) || iwcm_listen(isv->lid, 128))
+	if (iwcm_bind_addr(isv->dev.listen_id, (struct sockaddr *)&sv->addr) ||
+	    iwcm_listen(isv->dev.listen_id, 128))
 		return ipf_fail("cannot listen on %s port %u: %s", o->bind_addr, o->port,
 				strerror(errno));
 	iwt_opt_describe(&o->iw, d, sizeof(d));
-	iwt_addr_format(iwcm_get_local_addr(isv->lid), where, sizeof(where));
+	iwt_addr_format(iwcm_get_local_addr(isv->dev.listen_id), where, sizeof(where));
 	snprintf(how, sizeof(how), "iWARP %s; engine %s", d, iwv_context_engine_name(isv->dev.ctx));
 	ipf_report_listening(o, where, how);
 	return 0;
@@ -1159,7 +1140,7 @@ static int is_listen(struct ipf_server *sv)
 static void is_idle(struct ipf_server *sv)
 {
 	struct isrv *isv = sv->t_state;
-	struct pollfd pfd = {isv->dev.ch->fd, POLLIN, 0};
+	struct pollfd pfd = {isv->dev.cm_ch->fd, POLLIN, 0};
 
 	/* the CM progresses only inside its calls: wake up often */
 	poll(&pfd, 1, IDLE_POLL_MS);
@@ -1176,9 +1157,7 @@ static void is_unlisten(struct ipf_server *sv)
 
 	if (!isv)
 		return;
-	if (isv->lid)
-		iwcm_destroy_id(isv->lid);
-	dev_close(&isv->dev);
+	iwt_verbs_close(&isv->dev);
 	free(isv);
 }
 
