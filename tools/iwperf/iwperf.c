@@ -15,6 +15,7 @@
  * command line.
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -111,153 +112,135 @@ static void usage(FILE *f)
 	      f);
 }
 
-enum {
-	OPT_OP = 0x100,
-	OPT_SIZE,
-	OPT_PINGPONG,
-	OPT_QPS,
-	OPT_DEPTH,
-	OPT_JSON,
-	OPT_TCP,
-	OPT_VERIFY,
+/* What an option does with its value. */
+enum arg_kind {
+	A_FLAG,	   /* sets a bool of struct ipf_opts */
+	A_TEXT,	   /* keeps the text (an address) */
+	A_NUMBER,  /* a number by the tools' rule (iwt_num.h), in [min, max] */
+	A_SECONDS, /* --seconds: decimal with a fraction */
+	A_OP,	   /* --op: write, read or send */
+	A_VERBOSE, /* -v: one step more */
+	A_HELP,
 };
 
-static const struct option long_opts[] = {
-	{"server", no_argument, NULL, 's'},
-	{"client", required_argument, NULL, 'c'},
-	{"addr", required_argument, NULL, 'a'},
-	{"port", required_argument, NULL, 'p'},
-	{"op", required_argument, NULL, OPT_OP},
-	{"size", required_argument, NULL, OPT_SIZE},
-	{"iters", required_argument, NULL, 'n'},
-	{"seconds", required_argument, NULL, 't'},
-	{"pingpong", no_argument, NULL, OPT_PINGPONG},
-	{"qps", required_argument, NULL, OPT_QPS},
-	{"depth", required_argument, NULL, OPT_DEPTH},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"tcp-baseline", no_argument, NULL, OPT_TCP},
-	{"verify", no_argument, NULL, OPT_VERIFY},
-	{"verbose", no_argument, NULL, 'v'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	IWT_OPT_LONG,
-	{NULL, 0, NULL, 0},
+/* The numbers; they go into struct ipf_opts once the command line is read. */
+enum num_id { N_PORT, N_SIZE, N_ITERS, N_QPS, N_DEPTH, N_COUNT };
+
+/* The rest of a row of defs[], by kind. */
+#define FLAG(cl, field)		   A_FLAG, cl, offsetof(struct ipf_opts, field), 0, 0, 0
+#define TEXT(field)		   A_TEXT, false, offsetof(struct ipf_opts, field), 0, 0, 0
+#define NUMBER(cl, id, lo, hi, fl) A_NUMBER, cl, id, lo, hi, fl
+#define OTHER(kind, cl)		   kind, cl, 0, 0, 0, 0
+
+/*
+ * iwperf's own options (the iWARP ones are iwt_opt.h's): the long name, the
+ * short letter or 0, what it does, whether only a client may give it, where
+ * it goes (A_FLAG, A_TEXT: its field; A_NUMBER: its enum num_id) and a
+ * number's range and iwt_num flags.  getopt_long returns the letter, or
+ * LONG_ONLY + the row.
+ */
+static const struct optdef {
+	const char *name;
+	char letter;
+	enum arg_kind kind;
+	bool client;
+	size_t at;
+	uint64_t min, max;
+	unsigned num_flags;
+} defs[] = {
+	{"server", 's', FLAG(false, server)},
+	{"client", 'c', TEXT(host)},
+	{"addr", 'a', TEXT(bind_addr)},
+	{"port", 'p', NUMBER(false, N_PORT, 0, 65535, 0)},
+	{"op", 0, OTHER(A_OP, true)},
+	{"size", 0, NUMBER(true, N_SIZE, 1, IPF_SIZE_MAX, IWT_NUM_SUFFIX)},
+	{"iters", 'n', NUMBER(true, N_ITERS, 1, 1ull << 40, 0)},
+	{"seconds", 't', OTHER(A_SECONDS, true)},
+	{"pingpong", 0, FLAG(true, pingpong)},
+	{"qps", 0, NUMBER(true, N_QPS, 1, IPF_QPS_MAX, 0)},
+	{"depth", 0, NUMBER(true, N_DEPTH, 1, IPF_DEPTH_MAX, 0)},
+	{"json", 0, FLAG(true, json)},
+	{"tcp-baseline", 0, FLAG(false, tcp)},
+	{"verify", 0, FLAG(true, verify)},
+	{"verbose", 'v', OTHER(A_VERBOSE, false)},
+	{"quiet", 'q', FLAG(false, quiet)},
+	{"help", 'h', OTHER(A_HELP, false)},
 };
 
-#define bad_arg(...)   iwt_bad_arg(PROG, __VA_ARGS__)
-#define parse_u64(...) iwt_num_u64(PROG, __VA_ARGS__)
+#define NDEFS	  (sizeof(defs) / sizeof(defs[0]))
+#define LONG_ONLY 0x100
 
-/* 0, or the exit status of a bad command line (or of --help). */
-static int parse_args(int argc, char **argv, struct ipf_opts *o, bool *help)
+static const struct option iwt_long[] = {IWT_OPT_LONG};
+
+#define NIWT (sizeof(iwt_long) / sizeof(iwt_long[0]))
+
+static bool takes_value(enum arg_kind k)
 {
-	bool client_only = false, size_set = false, iters_set = false;
-	uint64_t v;
-	int c;
+	return k != A_FLAG && k != A_VERBOSE && k != A_HELP;
+}
 
-	memset(o, 0, sizeof(*o));
-	o->bind_addr = "0.0.0.0";
-	o->port = IWPERF_DEFAULT_PORT;
-	o->op = IPF_OP_WRITE;
-	o->qps = 1;
-	o->depth = 32;
-	iwt_opt_init(&o->iw);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":sc:a:p:n:t:vqh", long_opts, NULL)) != -1) {
-		if (c >= IWT_OPT_BASE && c < IWT_OPT_END) {
-			if (iwt_opt_parse(&o->iw, PROG, c, optarg))
-				return IWPERF_EXIT_USAGE;
-			continue;
-		}
-		switch (c) {
-		case 's':
-			o->server = true;
-			break;
-		case 'c':
-			o->host = optarg;
-			break;
-		case 'a':
-			o->bind_addr = optarg;
-			break;
-		case 'p':
-			if (parse_u64("--port", optarg, 0, 65535, 0, &v))
-				return IWPERF_EXIT_USAGE;
-			o->port = (unsigned)v;
-			break;
-		case OPT_OP:
-			client_only = true;
-			if (!strcmp(optarg, "write"))
-				o->op = IPF_OP_WRITE;
-			else if (!strcmp(optarg, "read"))
-				o->op = IPF_OP_READ;
-			else if (!strcmp(optarg, "send"))
-				o->op = IPF_OP_SEND;
-			else
-				return bad_arg("--op", optarg, "write, read or send"),
-				       IWPERF_EXIT_USAGE;
-			break;
-		case OPT_SIZE:
-			client_only = size_set = true;
-			if (parse_u64("--size", optarg, 1, IPF_SIZE_MAX, IWT_NUM_SUFFIX, &v))
-				return IWPERF_EXIT_USAGE;
-			o->size = (uint32_t)v;
-			break;
-		case 'n':
-			client_only = iters_set = true;
-			if (parse_u64("--iters", optarg, 1, 1ull << 40, 0, &o->iters))
-				return IWPERF_EXIT_USAGE;
-			break;
-		case 't':
-			client_only = true;
-			if (iwt_num_seconds(PROG, "--seconds", optarg, 0.001, 86400, &o->seconds))
-				return IWPERF_EXIT_USAGE;
-			break;
-		case OPT_PINGPONG:
-			client_only = o->pingpong = true;
-			break;
-		case OPT_QPS:
-			client_only = true;
-			if (parse_u64("--qps", optarg, 1, IPF_QPS_MAX, 0, &v))
-				return IWPERF_EXIT_USAGE;
-			o->qps = (unsigned)v;
-			break;
-		case OPT_DEPTH:
-			client_only = true;
-			if (parse_u64("--depth", optarg, 1, IPF_DEPTH_MAX, 0, &v))
-				return IWPERF_EXIT_USAGE;
-			o->depth = (unsigned)v;
-			break;
-		case OPT_JSON:
-			client_only = o->json = true;
-			break;
-		case OPT_TCP:
-			o->tcp = true;
-			break;
-		case OPT_VERIFY:
-			client_only = o->verify = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			*help = true;
-			return 0;
-		case ':':
-			fprintf(stderr, "%s: option '%s' needs a value (see --help)\n", PROG,
-				argv[optind - 1]);
-			return IWPERF_EXIT_USAGE;
-		default:
-			fprintf(stderr, "%s: unknown option '%s' (see --help)\n", PROG,
-				argv[optind - 1]);
-			return IWPERF_EXIT_USAGE;
+/* getopt_long's tables, from defs[] and the iWARP options. */
+static void getopt_tables(struct option *lo, char *shorts)
+{
+	*shorts++ = ':'; /* a missing value is ':' */
+	for (size_t i = 0; i < NDEFS; i++) {
+		lo[i] = (struct option){defs[i].name,
+					takes_value(defs[i].kind) ? required_argument : no_argument,
+					NULL, defs[i].letter ? defs[i].letter : LONG_ONLY + (int)i};
+		if (defs[i].letter) {
+			*shorts++ = defs[i].letter;
+			if (takes_value(defs[i].kind))
+				*shorts++ = ':';
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", PROG, argv[optind]);
-		return IWPERF_EXIT_USAGE;
+	memcpy(lo + NDEFS, iwt_long, sizeof(iwt_long));
+	memset(&lo[NDEFS + NIWT], 0, sizeof(lo[0]));
+	*shorts = '\0';
+}
+
+static const struct optdef *def_of(int c)
+{
+	for (size_t i = 0; i < NDEFS; i++)
+		if (c == (defs[i].letter ? defs[i].letter : LONG_ONLY + (int)i))
+			return &defs[i];
+	return NULL;
+}
+
+/* One option's value into o (numbers into num[]); 0, or -1 after the message. */
+static int take(const struct optdef *d, const char *arg, struct ipf_opts *o, uint64_t *num)
+{
+	char opt[32];
+
+	snprintf(opt, sizeof(opt), "--%s", d->name);
+	switch (d->kind) {
+	case A_FLAG:
+		*(bool *)((char *)o + d->at) = true;
+		return 0;
+	case A_TEXT:
+		*(const char **)((char *)o + d->at) = arg;
+		return 0;
+	case A_NUMBER:
+		return iwt_num_u64(PROG, opt, arg, d->min, d->max, d->num_flags, &num[d->at]);
+	case A_SECONDS:
+		return iwt_num_seconds(PROG, opt, arg, 0.001, 86400, &o->seconds);
+	case A_OP:
+		for (int op = IPF_OP_WRITE; op <= IPF_OP_SEND; op++)
+			if (!strcmp(arg, ipf_op_name(op))) {
+				o->op = op;
+				return 0;
+			}
+		return iwt_bad_arg(PROG, opt, arg, "write, read or send");
+	case A_VERBOSE:
+		o->verbose++;
+		return 0;
+	default:
+		return 0;
 	}
+}
+
+/* The checks between options, the defaults that depend on others; 0 or the exit status. */
+static int settle(struct ipf_opts *o, bool client_only, const uint64_t *num, const bool *set)
+{
 	if (o->server == !!o->host) {
 		fprintf(stderr, "%s: give -s (server) or -c ADDR (client), not %s (see --help)\n",
 			PROG, o->server ? "both" : "neither");
@@ -270,19 +253,68 @@ static int parse_args(int argc, char **argv, struct ipf_opts *o, bool *help)
 			PROG);
 		return IWPERF_EXIT_USAGE;
 	}
+	o->port = set[N_PORT] ? (unsigned)num[N_PORT] : IWPERF_DEFAULT_PORT;
 	if (!o->server && !o->port) {
 		fprintf(stderr, "%s: the client needs a port other than 0\n", PROG);
 		return IWPERF_EXIT_USAGE;
 	}
-	if (iters_set && o->seconds > 0) {
+	if (set[N_ITERS] && o->seconds > 0) {
 		fprintf(stderr, "%s: give --iters or --seconds, not both\n", PROG);
 		return IWPERF_EXIT_USAGE;
 	}
-	if (!size_set)
-		o->size = o->pingpong ? 64 : 65536;
-	if (!iters_set)
-		o->iters = o->pingpong ? 10000 : 5000;
+	o->size = set[N_SIZE] ? (uint32_t)num[N_SIZE] : o->pingpong ? 64 : 65536;
+	o->iters = set[N_ITERS] ? num[N_ITERS] : o->pingpong ? 10000 : 5000;
+	o->qps = set[N_QPS] ? (unsigned)num[N_QPS] : 1;
+	o->depth = set[N_DEPTH] ? (unsigned)num[N_DEPTH] : 32;
 	return 0;
+}
+
+/* 0, or the exit status of a bad command line (or of --help). */
+static int parse_args(int argc, char **argv, struct ipf_opts *o, bool *help)
+{
+	struct option lo[NDEFS + NIWT + 1];
+	char shorts[2 * NDEFS + 2];
+	uint64_t num[N_COUNT] = {0};
+	bool set[N_COUNT] = {false}, client_only = false;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->bind_addr = "0.0.0.0";
+	o->op = IPF_OP_WRITE;
+	iwt_opt_init(&o->iw);
+	getopt_tables(lo, shorts);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		const struct optdef *d = def_of(c);
+
+		if (c >= IWT_OPT_BASE && c < IWT_OPT_END) {
+			if (iwt_opt_parse(&o->iw, PROG, c, optarg))
+				return IWPERF_EXIT_USAGE;
+		} else if (d) {
+			client_only |= d->client;
+			if (d->kind == A_NUMBER)
+				set[d->at] = true;
+			if (d->kind == A_HELP) {
+				*help = true;
+				return 0;
+			}
+			if (take(d, optarg, o, num))
+				return IWPERF_EXIT_USAGE;
+		} else if (c == ':') {
+			fprintf(stderr, "%s: option '%s' needs a value (see --help)\n", PROG,
+				argv[optind - 1]);
+			return IWPERF_EXIT_USAGE;
+		} else {
+			fprintf(stderr, "%s: unknown option '%s' (see --help)\n", PROG,
+				argv[optind - 1]);
+			return IWPERF_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", PROG, argv[optind]);
+		return IWPERF_EXIT_USAGE;
+	}
+	return settle(o, client_only, num, set);
 }
 
 int main(int argc, char **argv)
