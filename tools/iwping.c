@@ -464,6 +464,12 @@ static void cli_ping_done(struct conn *c)
 	cli_start_ping(c);
 }
 
+/* Something arrived that the ping protocol does not expect now. */
+static void conn_unexpected(struct conn *c, const char *what)
+{
+	conn_fail(c, "unexpected %s from %s in state %s", what, c->name, conn_state_name(c->state));
+}
+
 static void cli_recv(struct conn *c)
 {
 	switch (c->state) {
@@ -475,8 +481,7 @@ static void cli_recv(struct conn *c)
 		cli_ping_done(c);
 		break;
 	default:
-		conn_fail(c, "unexpected Send from %s in state %s", c->name,
-			  conn_state_name(c->state));
+		conn_unexpected(c, "Send");
 		break;
 	}
 }
@@ -519,8 +524,7 @@ static void srv_recv(struct conn *c)
 		c->state = ST_SRV_WRITING;
 		break;
 	default:
-		conn_fail(c, "unexpected Send from %s in state %s", c->name,
-			  conn_state_name(c->state));
+		conn_unexpected(c, "Send");
 		break;
 	}
 }
