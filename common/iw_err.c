@@ -60,25 +60,19 @@ const char *iw_errtab_text(const struct iw_err_desc *tab, size_t n, int err,
 	return d ? d->text : below(err);
 }
 
-const char *iw_strerror(int err)
+/* An IW_ESYS code by glibc's own tables (constant strings, safe from any thread). */
+static const char *sys_text(int err)
 {
-	const struct iw_err_desc *d = iw_errtab_find(common_errs, IW_ARRAY_SIZE(common_errs), err);
-	const char *s;
+	const char *s = iw_err_errno(err) ? strerrordesc_np(iw_err_errno(err)) : NULL;
 
-	if (d)
-		return d->text;
-	/* glibc's own table: constant strings, safe from any thread */
-	s = iw_err_errno(err) ? strerrordesc_np(iw_err_errno(err)) : NULL;
 	return s ? s : "unknown error";
 }
 
-const char *iw_errname(int err)
+static const char *sys_name(int err)
 {
-	const struct iw_err_desc *d = iw_errtab_find(common_errs, IW_ARRAY_SIZE(common_errs), err);
-	const char *s;
+	const char *s = iw_err_errno(err) ? strerrorname_np(iw_err_errno(err)) : NULL;
 
-	if (d)
-		return d->name;
-	s = iw_err_errno(err) ? strerrorname_np(iw_err_errno(err)) : NULL;
 	return s ? s : "IW_E?";
 }
+
+IW_ERRTAB_NAME_FNS(iw, common_errs, sys_name, sys_text)
