@@ -264,9 +264,6 @@ static void ev_set_params(struct ev_int *ev, const struct mpa_params *p)
 /* Timers                                                                   */
 /* ---------------------------------------------------------------------- */
 
-#define id_of_timer(t, member)                                                                     \
-	((struct iwcm_id_int *)(void *)((char *)(t)-offsetof(struct iwcm_id_int, member)))
-
 /* Arm one of the id's timers `ms` from now. */
 static void id_timer_in(struct iwcm_id_int *id, struct iw_timer *t, uint32_t ms)
 {
@@ -368,7 +365,7 @@ static void child_dropped(struct iwcm_id_int *id)
 
 static void id_free_fire(struct iw_timer *t, uint64_t now)
 {
-	struct iwcm_id_int *id = id_of_timer(t, t_free);
+	struct iwcm_id_int *id = iw_container_of(t, struct iwcm_id_int, t_free);
 
 	iw_list_del(&id->reclaim);
 	id_free(id);
@@ -883,7 +880,7 @@ static const struct iwv_ep_ops listen_ops = {
 /* TCP connect and MPA did not finish within timeout_ms. */
 static void on_setup_timeout(struct iw_timer *t, uint64_t now)
 {
-	struct iwcm_id_int *id = id_of_timer(t, t_setup);
+	struct iwcm_id_int *id = iw_container_of(t, struct iwcm_id_int, t_setup);
 
 	if (id->state == ID_TCP_CONNECTING ||
 	    (id->mpa && id->state != ID_ESTABLISHED && id->state != ID_DOWN))
@@ -893,13 +890,13 @@ static void on_setup_timeout(struct iw_timer *t, uint64_t now)
 /* The initiator's first-FPDU pause is over: send what the QP has. */
 static void on_hold_done(struct iw_timer *t, uint64_t now)
 {
-	conn_kick(id_of_timer(t, t_hold));
+	conn_kick(iw_container_of(t, struct iwcm_id_int, t_hold));
 }
 
 /* Our FIN is out and the peer's did not come in close_timeout_ms. */
 static void on_close_timeout(struct iw_timer *t, uint64_t now)
 {
-	struct iwcm_id_int *id = id_of_timer(t, t_close);
+	struct iwcm_id_int *id = iw_container_of(t, struct iwcm_id_int, t_close);
 
 	trace(id, "no FIN from the peer in %u ms: reset", id->opt.close_timeout_ms);
 	conn_end(id, true);
