@@ -36,7 +36,7 @@
 
 #define DDP_ACCESS_ALL                                                                             \
 	(DDP_ACCESS_LOCAL_WRITE | DDP_ACCESS_REMOTE_READ | DDP_ACCESS_REMOTE_WRITE |               \
-	 DDP_ACCESS_REMOTE_INVALIDATE)
+	 DDP_ACCESS_REMOTE_INVALIDATE | DDP_ACCESS_REMOTE_ATOMIC)
 
 struct ddp_stag_entry {
 	bool registered;

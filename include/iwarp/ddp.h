@@ -46,7 +46,10 @@ enum ddp_qn {
 	DDP_QN_SEND = 0,      /* Send variants */
 	DDP_QN_READ_REQ = 1,  /* RDMA Read Requests */
 	DDP_QN_TERMINATE = 2, /* Terminate */
-	DDP_QN_COUNT = 3,
+	DDP_QN_COUNT = 3,     /* queues of RFC 5040 */
+	/* RFC 7306: Atomic Responses (Atomic Requests share QN 1 with Read Requests) */
+	DDP_QN_ATOMIC_RESP = 3,
+	DDP_QN_COUNT_7306 = 4, /* queues of a QP with the RFC 7306 extensions */
 };
 
 /* MSN of the first message on every queue (RFC 5041 §4.3); it then wraps mod 2^32. */
@@ -163,6 +166,7 @@ enum ddp_access {
 	DDP_ACCESS_REMOTE_READ = 1u << 1,
 	DDP_ACCESS_REMOTE_WRITE = 1u << 2,
 	DDP_ACCESS_REMOTE_INVALIDATE = 1u << 3, /* a peer may invalidate it (Send with Inv.) */
+	DDP_ACCESS_REMOTE_ATOMIC = 1u << 4,	/* RFC 7306 Atomic Requests may target it */
 };
 
 /* Result of checking a peer's reference to tagged memory. */

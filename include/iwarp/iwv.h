@@ -13,9 +13,11 @@
  *   - destructors and other calls return 0 or a positive errno (EBUSY when
  *     the object is still in use, as ibv_dealloc_pd does).
  *
- * What is different from InfiniBand: only RC queue pairs; no immediate data
- * and no atomics (RFC 5040 has neither); lkey == rkey == the STag; a QP is
- * connected through the connection manager (iwcm.h), never by modify_qp.
+ * What is different from InfiniBand: only RC queue pairs; immediate data and
+ * atomics are RFC 7306, which nothing negotiates, so a QP carries them only
+ * when the application enables it (iwv_qp_init_attr.rfc7306) at both ends;
+ * lkey == rkey == the STag; a QP is connected through the connection manager
+ * (iwcm.h), never by modify_qp.
  *
  * Progress: iwv_post_send, iwv_poll_cq (when the CQ is empty),
  * iwv_get_cq_event and iwcm_get_cm_event move bytes between the sockets and
@@ -64,7 +66,7 @@ struct iwv_context_attr {
 
 struct iwv_context {
 	struct iwv_device *device;
-	int async_fd; /* reserved (-1): asynchronous events are not reported yet */
+	int async_fd; /* pollable: readable while an asynchronous event is queued */
 	int num_comp_vectors;
 };
 
@@ -83,6 +85,12 @@ IW_EXPORT int iwv_close_device(struct iwv_context *context);
 /* Extension: "uring" or "epoll", the engine this context runs. */
 IW_EXPORT const char *iwv_context_engine_name(struct iwv_context *context);
 
+enum iwv_atomic_cap {
+	IWV_ATOMIC_NONE,
+	IWV_ATOMIC_HCA,
+	IWV_ATOMIC_GLOB, /* atomic against every QP and the CPU (the __atomic builtins) */
+};
+
 struct iwv_device_attr {
 	char fw_ver[64];
 	uint64_t max_mr_size;
@@ -95,9 +103,15 @@ struct iwv_device_attr {
 	int max_cqe;
 	int max_mr;
 	int max_pd;
-	int max_qp_rd_atom;	 /* IRD per QP */
+	int max_qp_rd_atom;	 /* IRD per QP (RDMA Reads and RFC 7306 atomics) */
 	int max_qp_init_rd_atom; /* ORD per QP */
 	uint32_t max_inline_data;
+	enum iwv_atomic_cap atomic_cap; /* IWV_ATOMIC_GLOB on a QP with rfc7306 */
+	int max_srq;
+	int max_srq_wr;
+	int max_srq_sge;
+	int max_mw;
+	uint32_t max_fast_reg_page_list_len; /* pages per IWV_WR_REG_MR */
 };
 IW_EXPORT int iwv_query_device(struct iwv_context *context, struct iwv_device_attr *attr);
 
@@ -118,8 +132,8 @@ enum iwv_access_flags {
 	IWV_ACCESS_LOCAL_WRITE = 1,
 	IWV_ACCESS_REMOTE_WRITE = (1 << 1),
 	IWV_ACCESS_REMOTE_READ = (1 << 2),
-	IWV_ACCESS_REMOTE_ATOMIC = (1 << 3), /* refused (EOPNOTSUPP): no atomics in RFC 5040 */
-	IWV_ACCESS_MW_BIND = (1 << 4),	     /* refused (EOPNOTSUPP) */
+	IWV_ACCESS_REMOTE_ATOMIC = (1 << 3), /* RFC 7306 Atomic Requests may target it */
+	IWV_ACCESS_MW_BIND = (1 << 4),	     /* memory windows may be bound to it */
 };
 
 struct iwv_mr {
@@ -213,6 +227,7 @@ enum iwv_wc_opcode {
 	IWV_WC_FETCH_ADD,
 	IWV_WC_BIND_MW,
 	IWV_WC_LOCAL_INV,
+	IWV_WC_REG_MR = 8, /* fast registration (the kernel verbs' IB_WC_REG_MR) */
 	IWV_WC_RECV = 1 << 7,
 	IWV_WC_RECV_RDMA_WITH_IMM,
 };
@@ -230,7 +245,9 @@ struct iwv_wc {
 	enum iwv_wc_opcode
 		opcode;	     /* valid for every status (ibverbs leaves it undefined on error) */
 	uint32_t vendor_err; /* on error: the iw_err cause, negated (see iwv_strerror) */
-	uint32_t byte_len;   /* RECV: octets received; RDMA_READ: octets read */
+	uint32_t byte_len;   /* RECV: octets received; RDMA_READ: octets read; atomics: 8;
+				RECV_RDMA_WITH_IMM: octets of the RDMA Write before it */
+	uint32_t imm_data;   /* with IWV_WC_WITH_IMM: network byte order, as ibverbs */
 	uint32_t invalidated_rkey; /* with IWV_WC_WITH_INV */
 	uint32_t qp_num;
 	uint32_t src_qp;
@@ -289,14 +306,20 @@ struct iwv_qp_cap {
 #define IWV_MAX_INLINE 4096
 #define IWV_MAX_QP_WR  4096
 
+struct iwv_srq;
+
 struct iwv_qp_init_attr {
 	void *qp_context;
 	struct iwv_cq *send_cq;
 	struct iwv_cq *recv_cq;
-	void *srq; /* must be NULL: no shared receive queues */
+	struct iwv_srq *srq; /* receives come from this SRQ (max_recv_wr/sge are ignored) */
 	struct iwv_qp_cap cap;
 	enum iwv_qp_type qp_type;
 	int sq_sig_all;
+	/* Extension: RFC 7306 atomics and Immediate Data on this QP (default 0 = off:
+	 * the QP is plain RFC 5040, as Linux siw, and answers an RFC 7306 message with
+	 * a Terminate).  Both ends must enable it; docs/rdmap.md says why. */
+	int rfc7306;
 };
 
 struct iwv_qp {
@@ -305,7 +328,7 @@ struct iwv_qp {
 	struct iwv_pd *pd;
 	struct iwv_cq *send_cq;
 	struct iwv_cq *recv_cq;
-	void *srq;
+	struct iwv_srq *srq;
 	uint32_t handle;
 	uint32_t qp_num;
 	enum iwv_qp_state state; /* as last seen; iwv_query_qp for the current state */
@@ -346,17 +369,129 @@ struct iwv_sge {
 	uint32_t lkey;
 };
 
+/* ---------------------------------------------------------------------- */
+/* Memory windows and fast registration                                    */
+/* ---------------------------------------------------------------------- */
+
+enum iwv_mw_type {
+	IWV_MW_TYPE_1 = 1,
+	IWV_MW_TYPE_2 = 2, /* the iWARP kind: bound by a work request on one QP */
+};
+
+struct iwv_mw {
+	struct iwv_context *context;
+	struct iwv_pd *pd;
+	uint32_t rkey;
+	uint32_t handle;
+	enum iwv_mw_type type;
+};
+
+struct iwv_mw_bind_info {
+	struct iwv_mr *mr; /* registered with IWV_ACCESS_MW_BIND */
+	uint64_t addr;
+	uint64_t length;
+	unsigned int mw_access_flags; /* IWV_ACCESS_REMOTE_* */
+};
+
+IW_EXPORT struct iwv_mw *iwv_alloc_mw(struct iwv_pd *pd, enum iwv_mw_type type);
+IW_EXPORT int iwv_dealloc_mw(struct iwv_mw *mw);
+/* The next rkey of the same STag index (a new 8-bit key), as ibv_inc_rkey. */
+static inline uint32_t iwv_inc_rkey(uint32_t rkey)
+{
+	return (rkey & 0xFFFFFF00u) | ((rkey + 1) & 0xFFu);
+}
+
+/* Extension: an MR for fast registration (IWV_WR_REG_MR), invalid until
+ * registered, of at most max_num_pages pages (the kernel's ib_alloc_mr). */
+IW_EXPORT struct iwv_mr *iwv_alloc_mr(struct iwv_pd *pd, uint32_t max_num_pages);
+
+/* ---------------------------------------------------------------------- */
+/* Shared receive queues                                                   */
+/* ---------------------------------------------------------------------- */
+
+struct iwv_srq {
+	struct iwv_context *context;
+	void *srq_context;
+	struct iwv_pd *pd;
+	uint32_t handle;
+};
+
+struct iwv_srq_attr {
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;
+};
+
+struct iwv_srq_init_attr {
+	void *srq_context;
+	struct iwv_srq_attr attr;
+};
+
+enum iwv_srq_attr_mask {
+	IWV_SRQ_MAX_WR = 1 << 0, /* resizing: EINVAL (not supported, as many ibverbs providers) */
+	IWV_SRQ_LIMIT = 1 << 1,
+};
+
+IW_EXPORT struct iwv_srq *iwv_create_srq(struct iwv_pd *pd, struct iwv_srq_init_attr *attr);
+IW_EXPORT int iwv_modify_srq(struct iwv_srq *srq, struct iwv_srq_attr *attr, int attr_mask);
+IW_EXPORT int iwv_query_srq(struct iwv_srq *srq, struct iwv_srq_attr *attr);
+/* EBUSY while QPs use it. */
+IW_EXPORT int iwv_destroy_srq(struct iwv_srq *srq);
+
+/* ---------------------------------------------------------------------- */
+/* Asynchronous events                                                     */
+/* ---------------------------------------------------------------------- */
+
+enum iwv_event_type {
+	IWV_EVENT_CQ_ERR,
+	IWV_EVENT_QP_FATAL,
+	IWV_EVENT_QP_REQ_ERR,
+	IWV_EVENT_QP_ACCESS_ERR,
+	IWV_EVENT_COMM_EST,
+	IWV_EVENT_SQ_DRAINED,
+	IWV_EVENT_PATH_MIG,
+	IWV_EVENT_PATH_MIG_ERR,
+	IWV_EVENT_DEVICE_FATAL,
+	IWV_EVENT_PORT_ACTIVE,
+	IWV_EVENT_PORT_ERR,
+	IWV_EVENT_LID_CHANGE,
+	IWV_EVENT_PKEY_CHANGE,
+	IWV_EVENT_SM_CHANGE,
+	IWV_EVENT_SRQ_ERR,
+	IWV_EVENT_SRQ_LIMIT_REACHED,
+	IWV_EVENT_QP_LAST_WQE_REACHED,
+	IWV_EVENT_CLIENT_REREGISTER,
+	IWV_EVENT_GID_CHANGE,
+};
+
+struct iwv_async_event {
+	union {
+		struct iwv_cq *cq;
+		struct iwv_qp *qp;
+		struct iwv_srq *srq;
+		int port_num;
+	} element;
+	enum iwv_event_type event_type;
+};
+
+/* Wait for the next asynchronous event (-1 with errno EAGAIN when async_fd is
+ * O_NONBLOCK and none is queued); every event must be acknowledged. */
+IW_EXPORT int iwv_get_async_event(struct iwv_context *context, struct iwv_async_event *event);
+IW_EXPORT void iwv_ack_async_event(struct iwv_async_event *event);
+IW_EXPORT const char *iwv_event_type_str(enum iwv_event_type event);
+
 enum iwv_wr_opcode {
 	IWV_WR_RDMA_WRITE,
-	IWV_WR_RDMA_WRITE_WITH_IMM, /* refused (EINVAL): no immediate data on iWARP */
+	IWV_WR_RDMA_WRITE_WITH_IMM, /* RFC 7306: RDMA Write + Immediate Data (rfc7306 QPs) */
 	IWV_WR_SEND,
-	IWV_WR_SEND_WITH_IMM, /* refused */
+	IWV_WR_SEND_WITH_IMM, /* RFC 7306: Send + Immediate Data (rfc7306 QPs; docs/verbs.md) */
 	IWV_WR_RDMA_READ,
-	IWV_WR_ATOMIC_CMP_AND_SWP,   /* refused */
-	IWV_WR_ATOMIC_FETCH_AND_ADD, /* refused */
-	IWV_WR_LOCAL_INV,	     /* refused */
-	IWV_WR_BIND_MW,		     /* refused */
+	IWV_WR_ATOMIC_CMP_AND_SWP,   /* RFC 7306 (rfc7306 QPs) */
+	IWV_WR_ATOMIC_FETCH_AND_ADD, /* RFC 7306 (rfc7306 QPs) */
+	IWV_WR_LOCAL_INV,
+	IWV_WR_BIND_MW,
 	IWV_WR_SEND_WITH_INV,
+	IWV_WR_REG_MR = 0x20, /* extension: fast registration (the kernel verbs' IB_WR_REG_MR) */
 };
 
 enum iwv_send_flags {
@@ -374,15 +509,39 @@ struct iwv_send_wr {
 	enum iwv_wr_opcode opcode;
 	unsigned int send_flags;
 	union {
-		uint32_t imm_data;
-		uint32_t invalidate_rkey; /* IWV_WR_SEND_WITH_INV */
+		uint32_t imm_data;	  /* network byte order, as ibverbs */
+		uint32_t invalidate_rkey; /* IWV_WR_SEND_WITH_INV, IWV_WR_LOCAL_INV */
 	};
 	union {
 		struct {
 			uint64_t remote_addr;
 			uint32_t rkey;
 		} rdma;
+		struct {
+			uint64_t remote_addr; /* 8-octet aligned */
+			uint64_t compare_add; /* CMP_AND_SWP: compare; FETCH_AND_ADD: add */
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
 	} wr;
+	union {
+		struct {
+			struct iwv_mw *mw;
+			uint32_t rkey; /* the window's new rkey (iwv_inc_rkey(mw->rkey)) */
+			struct iwv_mw_bind_info bind_info;
+		} bind_mw;
+		struct {
+			struct iwv_mr *mr; /* from iwv_alloc_mr */
+			uint32_t key;	   /* the new low 8 bits of mr->rkey */
+			int access;	   /* IWV_ACCESS_* */
+			uint64_t iova;	   /* tagged offset of the first octet */
+			uint64_t length;
+			const uint64_t *page_list; /* addresses of the pages, in order */
+			uint32_t num_pages;
+			uint32_t page_size;	 /* power of two, >= 4096 */
+			uint32_t first_page_off; /* iova's octet within page_list[0] */
+		} reg;
+	};
 };
 
 struct iwv_recv_wr {
@@ -406,6 +565,8 @@ struct iwv_recv_wr {
  */
 IW_EXPORT int iwv_post_send(struct iwv_qp *qp, struct iwv_send_wr *wr, struct iwv_send_wr **bad_wr);
 IW_EXPORT int iwv_post_recv(struct iwv_qp *qp, struct iwv_recv_wr *wr, struct iwv_recv_wr **bad_wr);
+IW_EXPORT int iwv_post_srq_recv(struct iwv_srq *srq, struct iwv_recv_wr *wr,
+				struct iwv_recv_wr **bad_wr);
 
 #ifdef __cplusplus
 }

@@ -39,7 +39,11 @@ enum rdmap_opcode {
 	RDMAP_OP_SEND_SE = 0x5,
 	RDMAP_OP_SEND_SE_INV = 0x6,
 	RDMAP_OP_TERMINATE = 0x7,
-	/* 0x8-0xB are RFC 7306 (atomics, immediate data): not supported here. */
+	/* RFC 7306 (its opcode table): used only on a QP that enabled the extension. */
+	RDMAP_OP_IMM = 0x8,	    /* Immediate Data (QN 0) */
+	RDMAP_OP_IMM_SE = 0x9,	    /* Immediate Data with Solicited Event (QN 0) */
+	RDMAP_OP_ATOMIC_REQ = 0xA,  /* Atomic Request (QN 1, with the RDMA Read Requests) */
+	RDMAP_OP_ATOMIC_RESP = 0xB, /* Atomic Response (QN 3) */
 	RDMAP_OP_COUNT = 16,
 };
 
@@ -59,13 +63,15 @@ static inline uint8_t rdmap_ctrl_opcode(uint8_t ctrl)
 /* How each opcode uses DDP (RFC 5040 §4.1, §4.2: the table of DDP field usage). */
 struct rdmap_opcode_info {
 	const char *name;      /* "Send with Invalidate", ... ; "reserved" when !supported */
-	bool supported;	       /* opcodes 0-7 */
+	bool supported;	       /* opcodes 0-7, and 0x8-0xB (rfc7306) */
+	bool rfc7306;	       /* an RFC 7306 extension opcode (0x8-0xB) */
 	bool tagged;	       /* DDP tagged model */
 	uint8_t qn;	       /* untagged queue (when !tagged) */
 	bool inv_stag;	       /* RsvdULP[8:39] carries an Invalidate STag */
 	bool solicited;	       /* Send with Solicited Event variants */
 	bool payload;	       /* carries ULP payload */
-	uint8_t rdmap_hdr_len; /* RDMAP header after the DDP header: 28 Read Request, 4+ Terminate */
+	uint8_t rdmap_hdr_len; /* RDMAP header after the DDP header: 28 Read Request, 4+ Terminate,
+				  8 Immediate Data, 52 Atomic Request, 12 Atomic Response */
 };
 
 /* The entry for any 4-bit opcode (never NULL; reserved ones have supported = false). */
@@ -89,6 +95,66 @@ IW_EXPORT void rdmap_read_req_encode(const struct rdmap_read_req *r,
 				     uint8_t buf[RDMAP_READ_REQ_LEN]);
 IW_EXPORT void rdmap_read_req_decode(const uint8_t buf[RDMAP_READ_REQ_LEN],
 				     struct rdmap_read_req *r);
+
+/* ---------------------------------------------------------------------- */
+/* RFC 7306 headers: Immediate Data, Atomic Request and Atomic Response   */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * Immediate Data: 8 octets right after the untagged DDP header, no ULP
+ * payload.  The message consumes one untagged buffer of QN 0 like a Send.
+ */
+#define RDMAP_IMM_LEN 8
+
+#define RDMAP_ATOMIC_REQ_LEN  52
+#define RDMAP_ATOMIC_RESP_LEN 12
+#define RDMAP_ATOMIC_AOP_MASK 0x0Fu /* low 4 bits of the first word; the other 28 reserved */
+
+/* Atomic Operation Codes (AOpCode). */
+enum rdmap_aop {
+	RDMAP_AOP_FETCH_ADD = 0x0,
+	RDMAP_AOP_CMP_SWAP = 0x2,
+};
+
+/*
+ * Atomic Request header.  The target is the 8 octets at (stag, to) of the
+ * responder, which must be 8-octet aligned.  FetchAdd adds add_swap (with
+ * add_swap_mask marking field boundaries: a 1 at bit n stops the carry out
+ * of bit n; 0 = one plain 64-bit add); CmpSwap compares under compare_mask
+ * and, when equal, replaces the bits of add_swap_mask with add_swap.
+ */
+struct rdmap_atomic_req {
+	uint8_t aop;	 /* AOpCode as received (decode keeps unknown values) */
+	uint32_t req_id; /* Request Identifier, echoed by the Response */
+	uint32_t stag;	 /* Remote STag */
+	uint64_t to;	 /* Remote Tagged Offset */
+	uint64_t add_swap;
+	uint64_t add_swap_mask;
+	uint64_t compare;
+	uint64_t compare_mask;
+};
+
+struct rdmap_atomic_resp {
+	uint32_t req_id; /* Original Request Identifier */
+	uint64_t orig;	 /* Original Remote Data Value */
+};
+
+IW_EXPORT void rdmap_atomic_req_encode(const struct rdmap_atomic_req *a,
+				       uint8_t buf[RDMAP_ATOMIC_REQ_LEN]);
+IW_EXPORT void rdmap_atomic_req_decode(const uint8_t buf[RDMAP_ATOMIC_REQ_LEN],
+				       struct rdmap_atomic_req *a);
+IW_EXPORT void rdmap_atomic_resp_encode(const struct rdmap_atomic_resp *a,
+					uint8_t buf[RDMAP_ATOMIC_RESP_LEN]);
+IW_EXPORT void rdmap_atomic_resp_decode(const uint8_t buf[RDMAP_ATOMIC_RESP_LEN],
+					struct rdmap_atomic_resp *a);
+
+/*
+ * Apply an atomic operation to *target (host order, 8-octet aligned) as one
+ * indivisible step against every other thread using these functions or the
+ * compiler's __atomic builtins on it.  Returns the original value.  `aop`
+ * must be RDMAP_AOP_FETCH_ADD or RDMAP_AOP_CMP_SWAP.
+ */
+IW_EXPORT uint64_t rdmap_atomic_apply(uint64_t *target, const struct rdmap_atomic_req *a);
 
 /* ---------------------------------------------------------------------- */
 /* Terminate (RFC 5040 §4.8)                                                */

@@ -44,11 +44,46 @@ enum rdmap_wr_opcode {
 	RDMAP_WR_SEND_SE_INV,
 	RDMAP_WR_WRITE, /* RDMA Write to (remote_stag, remote_to) */
 	RDMAP_WR_READ,	/* RDMA Read from (remote_stag, remote_to) into sg[0] (one SGE) */
+	/* RFC 7306 (the QP's config has rfc7306 set; IW_EINVAL otherwise) */
+	RDMAP_WR_WRITE_IMM, /* RDMA Write, then at once an Immediate Data message carrying imm */
+	RDMAP_WR_SEND_IMM,  /* Send (only when it has payload), then Immediate Data (imm) */
+	RDMAP_WR_ATOMIC_FA, /* Fetch-and-Add at (remote_stag, remote_to); original value into
+			       sg[0] (one SGE of 8 octets) */
+	RDMAP_WR_ATOMIC_CS, /* Compare-and-Swap, the same way */
+	/* Local memory operations, done in send-queue order, nothing on the wire */
+	RDMAP_WR_LOCAL_INV, /* invalidate invalidate_stag (an MR's or an MW's STag) */
+	RDMAP_WR_FAST_REG,  /* fast registration: see struct rdmap_fast_reg */
+	RDMAP_WR_BIND_MW,   /* bind a type-2 memory window: see struct rdmap_bind_mw */
+	RDMAP_WR_OPCODE_MAX = RDMAP_WR_BIND_MW,
 };
 
 enum rdmap_wr_flags {
-	RDMAP_WR_SIGNALED = 1u << 0, /* produce a completion on success */
-	RDMAP_WR_FENCE = 1u << 1,    /* wait until every earlier RDMA Read has completed */
+	RDMAP_WR_SIGNALED = 1u << 0,  /* produce a completion on success */
+	RDMAP_WR_FENCE = 1u << 1,     /* wait until every earlier RDMA Read has completed */
+	RDMAP_WR_SOLICITED = 1u << 2, /* WRITE_IMM / SEND_IMM: Immediate Data with SE */
+};
+
+/* RDMAP_WR_FAST_REG: (re)register the STag `stag` (index of an STag allocated
+ * for fast registration, key chosen by the consumer) over a page list. */
+struct rdmap_fast_reg {
+	uint32_t stag;		 /* index << 8 | the new key */
+	uint32_t access;	 /* DDP_ACCESS_* */
+	uint64_t iova;		 /* tagged offset of the first octet */
+	uint64_t length;	 /* octets, from iova */
+	const uint64_t *pages;	 /* page addresses (host pointers as integers) */
+	uint32_t npages;	 /* entries of pages[] */
+	uint32_t page_size;	 /* a power of two, >= 4096 */
+	uint32_t first_page_off; /* offset of iova's octet within pages[0] */
+};
+
+/* RDMAP_WR_BIND_MW: bind the window `mw_stag` (new key) to [addr, addr + length)
+ * of the memory region `mr_stag`, with `access`; length 0 unbinds. */
+struct rdmap_bind_mw {
+	uint32_t mw_stag; /* index << 8 | the new key */
+	uint32_t mr_stag;
+	uint64_t addr;
+	uint64_t length;
+	uint32_t access; /* DDP_ACCESS_* */
 };
 
 struct rdmap_send_wr {
@@ -58,8 +93,14 @@ struct rdmap_send_wr {
 	int num_sge;
 	struct rdmap_sge sg[RDMAP_MAX_SGE];
 	uint32_t invalidate_stag; /* Send with Invalidate variants */
-	uint32_t remote_stag;	  /* Write / Read: the peer's STag (rkey) */
-	uint64_t remote_to;	  /* Write / Read: the peer's tagged offset */
+	uint32_t remote_stag;	  /* Write / Read / atomics: the peer's STag (rkey) */
+	uint64_t remote_to;	  /* Write / Read / atomics: the peer's tagged offset */
+	uint64_t imm;		  /* WRITE_IMM / SEND_IMM: the 8 octets, first octet most significant */
+	struct {
+		uint64_t add_swap, add_swap_mask, compare, compare_mask; /* as rdmap_atomic_req */
+	} atomic;
+	struct rdmap_fast_reg fast_reg; /* RDMAP_WR_FAST_REG */
+	struct rdmap_bind_mw bind_mw;	/* RDMAP_WR_BIND_MW */
 };
 
 struct rdmap_recv_wr {
@@ -79,6 +120,7 @@ enum rdmap_wc_status {
 	RDMAP_WC_REM_OP_ERR,	 /* the peer reported an operation error (Terminate) */
 	RDMAP_WC_REM_INV_REQ_ERR, /* the peer found our request invalid (DDP/LLP Terminate) */
 	RDMAP_WC_GENERAL_ERR,	  /* any other fatal error */
+	RDMAP_WC_MW_BIND_ERR,	  /* a local memory operation failed (fast register, bind, invalidate) */
 };
 
 enum rdmap_wc_opcode {
@@ -86,6 +128,13 @@ enum rdmap_wc_opcode {
 	RDMAP_WC_RDMA_WRITE,
 	RDMAP_WC_RDMA_READ,
 	RDMAP_WC_RECV,
+	RDMAP_WC_RECV_RDMA_WITH_IMM, /* Immediate Data right after an RDMA Write: byte_len is
+					that Write's length */
+	RDMAP_WC_COMP_SWAP,
+	RDMAP_WC_FETCH_ADD,
+	RDMAP_WC_LOCAL_INV,
+	RDMAP_WC_FAST_REG,
+	RDMAP_WC_BIND_MW,
 };
 
 struct rdmap_wc {
@@ -96,6 +145,8 @@ struct rdmap_wc {
 	bool solicited;	   /* RECV: Send with Solicited Event */
 	bool invalidated;  /* RECV: the Send carried an Invalidate that we performed */
 	uint32_t invalidated_stag;
+	bool with_imm; /* RECV / RECV_RDMA_WITH_IMM of an Immediate Data message */
+	uint64_t imm;  /* its 8 octets, first octet most significant */
 	int err; /* iw_err cause behind a failed status (diagnostics) */
 };
 
@@ -119,9 +170,17 @@ struct rdmap_qp_config {
 	struct mpa_params mpa;
 	bool initiator;	 /* MPA role: the initiator sends the first FPDU (RTR if p2p) */
 	bool start_idle; /* create in IDLE; rdmap_qp_start() enters RTS */
+	/* RFC 7306 (atomics, Immediate Data): nothing negotiates it, so both ends'
+	 * applications must agree.  Off: the QP is plain RFC 5040 and answers an
+	 * RFC 7306 opcode with an "unexpected opcode" Terminate. */
+	bool rfc7306;
+	/* Shared receive queue (not owned): receives come from it instead of the
+	 * QP's own receive queue (rq_depth is then unused); see rdmap_srq_*. */
+	struct rdmap_srq *srq;
 };
 
 struct rdmap_qp;
+struct rdmap_srq;
 
 /* Defaults for the fields above (except stags, pd, mpa, initiator). */
 IW_EXPORT void rdmap_qp_config_default(struct rdmap_qp_config *cfg);
@@ -205,6 +264,35 @@ IW_EXPORT int rdmap_qp_error(const struct rdmap_qp *qp);
 /* The Terminate we sent / received, if any (NULL otherwise). */
 IW_EXPORT const struct rdmap_term *rdmap_qp_term_sent(const struct rdmap_qp *qp);
 IW_EXPORT const struct rdmap_term *rdmap_qp_term_received(const struct rdmap_qp *qp);
+
+/* ---------------------------------------------------------------------- */
+/* Shared receive queues                                                    */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * A shared receive queue: one pool of posted receives that several QPs draw
+ * from (rdmap_qp_config.srq).  A QP takes the next receive when an untagged
+ * QN 0 message (Send, Immediate Data) starts; that receive then belongs to
+ * the QP and completes through rdmap_qp_poll() like its own.  When a QP fails
+ * only the receive it had taken is flushed: the others stay in the SRQ for
+ * the remaining QPs.  Sans-I/O and not thread safe (the caller locks).
+ */
+IW_EXPORT int rdmap_srq_create(uint32_t depth, struct rdmap_srq **srq); /* depth 1..65536 */
+/* IW_ESTATE while a QP still uses it. */
+IW_EXPORT int rdmap_srq_destroy(struct rdmap_srq *srq);
+/* IW_OK, IW_ENOSPC when full, IW_EINVAL for a malformed WR. */
+IW_EXPORT int rdmap_srq_post(struct rdmap_srq *srq, const struct rdmap_recv_wr *wr);
+/* Receives posted and not yet taken by a QP. */
+IW_EXPORT uint32_t rdmap_srq_count(const struct rdmap_srq *srq);
+/*
+ * Arm the limit: once the count drops below `limit` (after a QP took a
+ * receive) rdmap_srq_limit_reached() returns true once and the limit is
+ * disarmed (ibverbs IBV_EVENT_SRQ_LIMIT_REACHED semantics); 0 disarms.
+ */
+IW_EXPORT void rdmap_srq_set_limit(struct rdmap_srq *srq, uint32_t limit);
+IW_EXPORT bool rdmap_srq_limit_reached(struct rdmap_srq *srq);
+/* Complete (flush) every receive still in the SRQ into `wc` (up to n); returns the count. */
+IW_EXPORT int rdmap_srq_flush(struct rdmap_srq *srq, struct rdmap_wc *wc, int n);
 
 #ifdef __cplusplus
 }

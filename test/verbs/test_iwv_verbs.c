@@ -525,7 +525,6 @@ enum qp_bad {
 	QPB_SEND_SGE_BIG,
 	QPB_RECV_SGE_BIG,
 	QPB_INLINE_BIG,
-	QPB_SRQ,
 	QPB_NOT_RC,
 	QPB_NO_SEND_CQ,
 	QPB_NO_RECV_CQ,
@@ -537,8 +536,6 @@ START_TEST(create_qp_beyond_the_limits_returns_null_and_einval)
 	struct lone l;
 	struct iwv_qp_init_attr a;
 	struct iwv_qp *qp;
-	int dummy;
-
 	lone_init(&l, 4, 4);
 	a = l.attr;
 	switch (_i) {
@@ -565,9 +562,6 @@ START_TEST(create_qp_beyond_the_limits_returns_null_and_einval)
 		break;
 	case QPB_INLINE_BIG:
 		a.cap.max_inline_data = IWV_MAX_INLINE + 1;
-		break;
-	case QPB_SRQ:
-		a.srq = &dummy;
 		break;
 	case QPB_NOT_RC:
 		a.qp_type = (enum iwv_qp_type)3;
