@@ -133,7 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	op = rdmap_ctrl_opcode(h.rsvdulp);
 	info = rdmap_opcode_info(h.rsvdulp);
-	if (!info || !info->name || info != rdmap_opcode_info(op) || info->supported != (op < 8))
+	if (!info || !info->name || info != rdmap_opcode_info(op) || info->supported != (op < 12) ||
+	    info->rfc7306 != (op >= 8 && op < 12))
 		abort();
 	if (op == RDMAP_OP_READ_REQ)
 		check_read_req(data + n, size - (size_t)n);

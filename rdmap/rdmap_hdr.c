@@ -1,13 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * rdmap_hdr.c - RDMAP headers after the DDP header: the RDMA Read Request
- * header (RFC 5040 §4.4, §5.2.1) and the Terminate message (RFC 5040 §4.8,
- * §5.4, §7.1).
+ * header (RFC 5040 §4.4, §5.2.1), the Terminate message (RFC 5040 §4.8,
+ * §5.4, §7.1), and the RFC 7306 Atomic Request and Atomic Response headers
+ * with the one function that performs an atomic operation.
  *
  * Theory of operation.  Both are host-order structs encoded and decoded with
  * explicit big-endian get/put, never by overlaying wire memory.
  *
  * Read Request: five fixed fields, 28 octets, no length to validate.
+ *
+ * Atomic Request (RFC 7306): 52 octets - a word whose low 4 bits are the
+ * AOpCode (the 28 above them reserved: sent 0, ignored), the Request
+ * Identifier, the Remote STag, the 64-bit Remote Tagged Offset, then four
+ * 64-bit operands: Add-or-Swap Data, Add-or-Swap Mask, Compare Data, Compare
+ * Mask.  Atomic Response: the Original Request Identifier and the 64-bit
+ * Original Remote Data Value, 12 octets.  Every field is big-endian on the
+ * wire; the target itself is a host-order 64-bit word in the responder's
+ * memory (as the ibverbs atomics).
  *
  * Terminate: a 4-octet control word (Layer<<4 | EType, Error Code, M/D/R in
  * the top three bits of octet 2, the rest reserved: sent 0, ignored), then
@@ -55,6 +65,85 @@ void rdmap_read_req_decode(const uint8_t buf[RDMAP_READ_REQ_LEN], struct rdmap_r
 	r->size = iw_get_be32(buf + 12);
 	r->src_stag = iw_get_be32(buf + 16);
 	r->src_to = iw_get_be64(buf + 20);
+}
+
+void rdmap_atomic_req_encode(const struct rdmap_atomic_req *a, uint8_t buf[RDMAP_ATOMIC_REQ_LEN])
+{
+	iw_put_be32(buf + 0, a->aop & RDMAP_ATOMIC_AOP_MASK);
+	iw_put_be32(buf + 4, a->req_id);
+	iw_put_be32(buf + 8, a->stag);
+	iw_put_be64(buf + 12, a->to);
+	iw_put_be64(buf + 20, a->add_swap);
+	iw_put_be64(buf + 28, a->add_swap_mask);
+	iw_put_be64(buf + 36, a->compare);
+	iw_put_be64(buf + 44, a->compare_mask);
+}
+
+void rdmap_atomic_req_decode(const uint8_t buf[RDMAP_ATOMIC_REQ_LEN], struct rdmap_atomic_req *a)
+{
+	a->aop = (uint8_t)(iw_get_be32(buf + 0) & RDMAP_ATOMIC_AOP_MASK);
+	a->req_id = iw_get_be32(buf + 4);
+	a->stag = iw_get_be32(buf + 8);
+	a->to = iw_get_be64(buf + 12);
+	a->add_swap = iw_get_be64(buf + 20);
+	a->add_swap_mask = iw_get_be64(buf + 28);
+	a->compare = iw_get_be64(buf + 36);
+	a->compare_mask = iw_get_be64(buf + 44);
+}
+
+void rdmap_atomic_resp_encode(const struct rdmap_atomic_resp *a, uint8_t buf[RDMAP_ATOMIC_RESP_LEN])
+{
+	iw_put_be32(buf + 0, a->req_id);
+	iw_put_be64(buf + 4, a->orig);
+}
+
+void rdmap_atomic_resp_decode(const uint8_t buf[RDMAP_ATOMIC_RESP_LEN], struct rdmap_atomic_resp *a)
+{
+	a->req_id = iw_get_be32(buf + 0);
+	a->orig = iw_get_be64(buf + 4);
+}
+
+/*
+ * Masked add: each field ends at a bit set in `bounds`; the carry out of such
+ * a bit is dropped, so the fields add independently (bounds 0 = one 64-bit
+ * add).  Computed per field with a mask of the field's bits.
+ */
+static uint64_t masked_add(uint64_t v, uint64_t add, uint64_t bounds)
+{
+	uint64_t out = 0;
+	unsigned lo = 0;
+
+	if (bounds == 0)
+		return v + add;
+	while (lo < 64) {
+		uint64_t above = bounds >> lo;
+		unsigned hi = above ? lo + (unsigned)__builtin_ctzll(above) : 63;
+		uint64_t m = (hi == 63 ? ~0ull : ((1ull << (hi + 1)) - 1)) & ~((1ull << lo) - 1);
+
+		out |= ((v & m) + (add & m)) & m;
+		lo = hi + 1;
+	}
+	return out;
+}
+
+uint64_t rdmap_atomic_apply(uint64_t *target, const struct rdmap_atomic_req *a)
+{
+	uint64_t old = __atomic_load_n(target, __ATOMIC_RELAXED), nv;
+
+	/* One compare-exchange loop serves both: every update is a single CAS of the word. */
+	do {
+		if (a->aop == RDMAP_AOP_FETCH_ADD) {
+			nv = masked_add(old, a->add_swap, a->add_swap_mask);
+		} else if (((old ^ a->compare) & a->compare_mask) == 0) {
+			nv = (old & ~a->add_swap_mask) | (a->add_swap & a->add_swap_mask);
+		} else {
+			/* Not equal: nothing is written; the load is the atomic read. */
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			return old;
+		}
+	} while (!__atomic_compare_exchange_n(target, &old, nv, true, __ATOMIC_SEQ_CST,
+					      __ATOMIC_RELAXED));
+	return old;
 }
 
 /* Length of a copied DDP header, from its first (control) octet's T bit. */

@@ -9,10 +9,10 @@
  * RsvdULP[8:39] is an Invalidate STag, whether a ULP payload or an extra
  * RDMAP header follows the DDP header) is read from this table, so the
  * receive and transmit paths never switch on opcode values themselves.
- * Every 4-bit value has an entry: 0x8-0xB belong to RFC 7306 (immediate
- * data, atomics), which this stack does not implement, and 0xC-0xF are
- * unassigned; all eight are marked unsupported, so a peer using them gets an
- * "unexpected opcode" Terminate (RFC 5040 §7.2).
+ * Every 4-bit value has an entry: 0x8-0xB belong to RFC 7306 (Immediate
+ * Data, atomics) and are flagged rfc7306, so a QP that did not enable the
+ * extension treats them like the unassigned 0xC-0xF: a peer using them gets
+ * an "unexpected opcode" Terminate (RFC 5040 §7.2).
  */
 #include <iwarp/rdmap.h>
 
@@ -52,11 +52,28 @@ static const struct rdmap_opcode_info rdmap_opcode_table[RDMAP_OP_COUNT] = {
 		.name = "Terminate", .supported = true, .qn = DDP_QN_TERMINATE,
 		.rdmap_hdr_len = RDMAP_TERM_CTRL_LEN,
 	},
-	/* RFC 7306: recognised by name only. */
-	[0x8] = { .name = "reserved (RFC 7306 Immediate Data)" },
-	[0x9] = { .name = "reserved (RFC 7306 Immediate Data with SE)" },
-	[0xA] = { .name = "reserved (RFC 7306 Atomic Request)" },
-	[0xB] = { .name = "reserved (RFC 7306 Atomic Response)" },
+	/*
+	 * RFC 7306.  Immediate Data carries its 8 octets as RDMAP header and
+	 * consumes a QN 0 buffer like a Send; Atomic Requests share QN 1 (and
+	 * the IRD/ORD) with RDMA Read Requests; Atomic Responses use QN 3.
+	 */
+	[RDMAP_OP_IMM] = {
+		.name = "Immediate Data", .supported = true, .rfc7306 = true,
+		.qn = DDP_QN_SEND, .rdmap_hdr_len = RDMAP_IMM_LEN,
+	},
+	[RDMAP_OP_IMM_SE] = {
+		.name = "Immediate Data with Solicited Event", .supported = true,
+		.rfc7306 = true, .qn = DDP_QN_SEND, .solicited = true,
+		.rdmap_hdr_len = RDMAP_IMM_LEN,
+	},
+	[RDMAP_OP_ATOMIC_REQ] = {
+		.name = "Atomic Request", .supported = true, .rfc7306 = true,
+		.qn = DDP_QN_READ_REQ, .rdmap_hdr_len = RDMAP_ATOMIC_REQ_LEN,
+	},
+	[RDMAP_OP_ATOMIC_RESP] = {
+		.name = "Atomic Response", .supported = true, .rfc7306 = true,
+		.qn = DDP_QN_ATOMIC_RESP, .rdmap_hdr_len = RDMAP_ATOMIC_RESP_LEN,
+	},
 	[0xC] = { .name = "reserved (0xC)" },
 	[0xD] = { .name = "reserved (0xD)" },
 	[0xE] = { .name = "reserved (0xE)" },

@@ -58,8 +58,9 @@
 #include "iw_bytes.h"
 #include "iw_log.h"
 
-#define QP_SLOTS      16					  /* framed FPDUs in flight */
-#define QP_RAW_MAX    (DDP_UNTAGGED_HDR_LEN + RDMAP_TERM_MAX_LEN) /* largest header-only ULPDU */
+#define QP_SLOTS 16 /* framed FPDUs in flight */
+/* The largest header-only ULPDU: a Terminate or an RFC 7306 Atomic Request. */
+#define QP_RAW_MAX    (DDP_UNTAGGED_HDR_LEN + IW_MAX(RDMAP_TERM_MAX_LEN, RDMAP_ATOMIC_REQ_LEN))
 #define QP_DEPTH_MAX  4096u
 #define QP_IRD_CAP    4096u /* an IRD of 0x3FFF means "not negotiated": bound the ring anyway */
 #define QP_MAX_MSG    (1u << 30)
@@ -87,20 +88,25 @@ struct qp_rqe {
 	bool failed; /* its SGEs failed the check: complete with LOC_PROT_ERR */
 };
 
-/* An RDMA Read Request of ours on the wire, waiting for its Response. */
+/* An RDMA Read Request or RFC 7306 Atomic Request of ours on the wire,
+ * waiting for its Response (both kinds are answered in request order). */
 struct qp_rd {
 	uint32_t sq_idx;
-	bool rtr; /* the RFC 6581 Read RTR: completes no WR */
+	bool rtr;    /* the RFC 6581 Read RTR: completes no WR */
+	bool atomic; /* an Atomic Request: sink_stag/sink_to name the 8-octet result buffer */
+	uint32_t req_id;
 	uint32_t sink_stag;
 	uint64_t sink_to;
 	uint32_t size;
 };
 
-/* A peer's RDMA Read Request accepted and not yet fully answered. */
+/* A peer's RDMA Read Request (or Atomic Request) accepted and not yet fully answered. */
 struct qp_ird {
 	struct rdmap_read_req rr;
 	uint8_t *src;
-	bool rtr; /* the peer's Read RTR: uses the spare slot, not the IRD */
+	bool rtr;    /* the peer's Read RTR: uses the spare slot, not the IRD */
+	bool atomic; /* an Atomic Request, already performed: answer with resp */
+	struct rdmap_atomic_resp resp;
 };
 
 enum qp_txm_kind { TXM_TERM, TXM_RTR, TXM_RRESP, TXM_SQ };
@@ -115,7 +121,10 @@ struct qp_txmsg {
 	struct ddp_seg seg;
 	struct iovec sg[RDMAP_MAX_SGE];
 	int nsg;
-	int owner; /* send-queue index, -1 for none */
+	int owner;	  /* send-queue index, -1 for none */
+	bool imm_pending; /* RFC 7306: an Immediate Data message follows this one */
+	uint8_t imm_op;	  /* RDMAP_OP_IMM or RDMAP_OP_IMM_SE */
+	uint64_t imm;
 };
 
 struct qp_slot {
@@ -136,7 +145,18 @@ struct qp_slot {
 /* An FPDU split into more iovecs than this is copied into one piece. */
 #define QP_LIN_IOV 16
 
-enum qp_rx_kind { RX_DISCARD, RX_RTR, RX_WRITE, RX_RRESP, RX_SEND, RX_RREQ, RX_TERM };
+enum qp_rx_kind {
+	RX_DISCARD,
+	RX_RTR,
+	RX_WRITE,
+	RX_RRESP,
+	RX_SEND,
+	RX_RREQ,
+	RX_TERM,
+	RX_IMM,	  /* RFC 7306 Immediate Data */
+	RX_AREQ,  /* RFC 7306 Atomic Request */
+	RX_ARESP, /* RFC 7306 Atomic Response */
+};
 
 /* The segment being received. */
 struct qp_rxseg {
@@ -153,6 +173,9 @@ struct qp_rxseg {
 	struct rdmap_read_req rr;
 	uint8_t *src;
 	struct rdmap_term term;
+	struct rdmap_atomic_req areq;
+	struct rdmap_atomic_resp aresp;
+	uint64_t *atarget; /* RX_AREQ: the target word; RX_ARESP: the result buffer */
 };
 
 struct rdmap_qp {
@@ -185,16 +208,22 @@ struct rdmap_qp {
 	struct qp_slot *slots;
 	uint32_t sl_head, sl_count;
 	struct qp_txmsg txm;
-	uint32_t tx_msn[DDP_QN_COUNT];
+	uint32_t tx_msn[DDP_QN_COUNT_7306];
+	uint32_t next_req_id; /* RFC 7306 Request Identifier of our next Atomic Request */
 	bool rtr_pending;
 	bool term_pending;
 	bool may_send; /* responder: a first valid FPDU was received (RFC 5044 §7.1.2) */
 
 	/* receive */
 	struct mpa_rx rx;
-	struct ddp_untagged_queue rxq[DDP_QN_COUNT];
+	struct ddp_untagged_queue rxq[DDP_QN_COUNT_7306];
+	uint32_t nqueues; /* untagged queues: 3, or 4 with RFC 7306 */
 	bool rtr_expected;
 	struct qp_rxseg seg;
+	/* the RDMA Write being received (RFC 7306: the length an Immediate Data reports) */
+	uint32_t rx_write_acc; /* octets of the current Write message so far */
+	uint32_t rx_write_len; /* length of the last complete Write message */
+	bool rx_prev_write;    /* the last complete message was an RDMA Write */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -267,9 +296,20 @@ static enum rdmap_wc_opcode wc_opcode(enum rdmap_wr_opcode op)
 {
 	switch (op) {
 	case RDMAP_WR_WRITE:
+	case RDMAP_WR_WRITE_IMM:
 		return RDMAP_WC_RDMA_WRITE;
 	case RDMAP_WR_READ:
 		return RDMAP_WC_RDMA_READ;
+	case RDMAP_WR_ATOMIC_FA:
+		return RDMAP_WC_FETCH_ADD;
+	case RDMAP_WR_ATOMIC_CS:
+		return RDMAP_WC_COMP_SWAP;
+	case RDMAP_WR_LOCAL_INV:
+		return RDMAP_WC_LOCAL_INV;
+	case RDMAP_WR_FAST_REG:
+		return RDMAP_WC_FAST_REG;
+	case RDMAP_WR_BIND_MW:
+		return RDMAP_WC_BIND_MW;
 	default:
 		return RDMAP_WC_SEND;
 	}
@@ -521,6 +561,17 @@ static void tx_start_rtr(struct rdmap_qp *qp)
 	txm_raw(qp, TXM_RTR, -1);
 }
 
+/* RFC 7306: the Atomic Response of a performed Atomic Request, on QN 3. */
+static void tx_start_aresp(struct rdmap_qp *qp, const struct qp_ird *r)
+{
+	uint8_t body[RDMAP_ATOMIC_RESP_LEN];
+
+	rdmap_atomic_resp_encode(&r->resp, body);
+	/* Kind RRESP: framing it frees the IRD entry, as for a Read Response. */
+	txm_untagged_raw(qp, TXM_RRESP, -1, RDMAP_OP_ATOMIC_RESP, DDP_QN_ATOMIC_RESP, body,
+			 sizeof(body));
+}
+
 static void tx_start_rresp(struct rdmap_qp *qp)
 {
 	const struct qp_ird *r = &qp->ird[qp->ird_head];
@@ -531,6 +582,10 @@ static void tx_start_rresp(struct rdmap_qp *qp)
 		.to = r->rr.sink_to,
 	};
 
+	if (r->atomic) {
+		tx_start_aresp(qp, r);
+		return;
+	}
 	qp->txm.sg[0].iov_base = r->src;
 	qp->txm.sg[0].iov_len = r->rr.size;
 	qp->txm.nsg = 1;
@@ -541,11 +596,17 @@ static void tx_start_rresp(struct rdmap_qp *qp)
 	qp->txm.owner = -1;
 }
 
+/* Reads and RFC 7306 atomics: answered by the peer, counted against the ORD. */
+static bool wr_is_request(enum rdmap_wr_opcode op)
+{
+	return op == RDMAP_WR_READ || op == RDMAP_WR_ATOMIC_FA || op == RDMAP_WR_ATOMIC_CS;
+}
+
 static bool sq_may_start(const struct rdmap_qp *qp, const struct qp_sqe *e)
 {
 	if ((e->wr.flags & RDMAP_WR_FENCE) && qp->rd_wr_count)
 		return false;
-	if (e->wr.opcode == RDMAP_WR_READ && qp->rd_wr_count >= qp->ord_lim)
+	if (wr_is_request(e->wr.opcode) && qp->rd_wr_count >= qp->ord_lim)
 		return false;
 	return true;
 }
@@ -584,10 +645,58 @@ static void tx_start_read(struct rdmap_qp *qp, uint32_t idx, const struct qp_sqe
 	qp->sq[idx].st = SQ_WAIT_RESP;
 }
 
+/*
+ * RFC 7306 Atomic Request: one header-only message on QN 1 (sharing the MSNs
+ * and the ORD with RDMA Read Requests); the 8-octet result buffer is sg[0],
+ * checked again when the Atomic Response arrives.
+ */
+static void tx_start_atomic(struct rdmap_qp *qp, uint32_t idx, const struct qp_sqe *e)
+{
+	struct rdmap_atomic_req a = {
+		.aop = e->wr.opcode == RDMAP_WR_ATOMIC_FA ? RDMAP_AOP_FETCH_ADD
+							  : RDMAP_AOP_CMP_SWAP,
+		.req_id = qp->next_req_id++,
+		.stag = e->wr.remote_stag,
+		.to = e->wr.remote_to,
+		.add_swap = e->wr.atomic.add_swap,
+		.add_swap_mask = e->wr.atomic.add_swap_mask,
+		.compare = e->wr.atomic.compare,
+		.compare_mask = e->wr.atomic.compare_mask,
+	};
+	uint8_t body[RDMAP_ATOMIC_REQ_LEN];
+	struct qp_rd *rd = &qp->rd[(qp->rd_head + qp->rd_count) % qp->rd_size];
+
+	rdmap_atomic_req_encode(&a, body);
+	txm_untagged_raw(qp, TXM_SQ, (int)idx, RDMAP_OP_ATOMIC_REQ, DDP_QN_READ_REQ, body,
+			 sizeof(body));
+	memset(rd, 0, sizeof(*rd));
+	rd->sq_idx = idx;
+	rd->atomic = true;
+	rd->req_id = a.req_id;
+	rd->sink_stag = e->wr.sg[0].lkey;
+	rd->sink_to = e->wr.sg[0].addr;
+	rd->size = RDMAP_ATOMIC_LEN;
+	qp->rd_count++;
+	qp->rd_wr_count++;
+	qp->sq[idx].st = SQ_WAIT_RESP;
+}
+
+/* The Immediate Data message (RFC 7306) that ends the current message, as raw. */
+static void txm_to_imm(struct rdmap_qp *qp)
+{
+	uint8_t body[RDMAP_IMM_LEN];
+
+	iw_put_be64(body, qp->txm.imm);
+	qp->txm.imm_pending = false;
+	txm_untagged_raw(qp, TXM_SQ, qp->txm.owner, qp->txm.imm_op, DDP_QN_SEND, body,
+			 sizeof(body));
+}
+
 static const uint8_t sq_rdmap_op[] = {
 	[RDMAP_WR_SEND] = RDMAP_OP_SEND,       [RDMAP_WR_SEND_INV] = RDMAP_OP_SEND_INV,
 	[RDMAP_WR_SEND_SE] = RDMAP_OP_SEND_SE, [RDMAP_WR_SEND_SE_INV] = RDMAP_OP_SEND_SE_INV,
 	[RDMAP_WR_WRITE] = RDMAP_OP_WRITE,     [RDMAP_WR_READ] = RDMAP_OP_READ_REQ,
+	[RDMAP_WR_WRITE_IMM] = RDMAP_OP_WRITE, [RDMAP_WR_SEND_IMM] = RDMAP_OP_SEND,
 };
 
 /* Start the next send WR if its ordering rules allow.  False if nothing started. */
@@ -609,8 +718,8 @@ static bool tx_start_sq(struct rdmap_qp *qp)
 	qp->sq_started++;
 	e->st = SQ_ACTIVE;
 
-	/* Sources need no right beyond the PD; a Read sink is written locally. */
-	access = e->wr.opcode == RDMAP_WR_READ ? DDP_ACCESS_LOCAL_WRITE : 0;
+	/* Sources need no right beyond the PD; Read and atomic sinks are written locally. */
+	access = wr_is_request(e->wr.opcode) ? DDP_ACCESS_LOCAL_WRITE : 0;
 	if (!sge_resolve(qp, e->wr.sg, e->wr.num_sge, access, qp->txm.sg, &total)) {
 		sq_fail_local(qp, idx, RDMAP_WC_LOC_PROT_ERR);
 		return true;
@@ -623,10 +732,24 @@ static bool tx_start_sq(struct rdmap_qp *qp)
 		tx_start_read(qp, idx, e);
 		return true;
 	}
+	if (e->wr.opcode == RDMAP_WR_ATOMIC_FA || e->wr.opcode == RDMAP_WR_ATOMIC_CS) {
+		tx_start_atomic(qp, idx, e);
+		return true;
+	}
 	e->byte_len = (uint32_t)total;
+	qp->txm.owner = (int)idx;
+	qp->txm.imm_pending =
+		e->wr.opcode == RDMAP_WR_WRITE_IMM || e->wr.opcode == RDMAP_WR_SEND_IMM;
+	qp->txm.imm = e->wr.imm;
+	qp->txm.imm_op = (e->wr.flags & RDMAP_WR_SOLICITED) ? RDMAP_OP_IMM_SE : RDMAP_OP_IMM;
+	/* Send with Immediate Data and nothing to send: the Immediate Data alone. */
+	if (e->wr.opcode == RDMAP_WR_SEND_IMM && total == 0) {
+		txm_to_imm(qp);
+		return true;
+	}
 	op = sq_rdmap_op[e->wr.opcode];
 	t.rsvdulp = rdmap_ctrl_make(op);
-	if (e->wr.opcode == RDMAP_WR_WRITE) {
+	if (op == RDMAP_OP_WRITE) {
 		t.tagged = true;
 		t.stag = e->wr.remote_stag;
 		t.to = e->wr.remote_to;
@@ -641,7 +764,6 @@ static bool tx_start_sq(struct rdmap_qp *qp)
 	qp->txm.active = true;
 	qp->txm.kind = TXM_SQ;
 	qp->txm.raw = false;
-	qp->txm.owner = (int)idx;
 	return true;
 }
 
@@ -725,6 +847,12 @@ static void tx_frame_one(struct rdmap_qp *qp)
 		iov[0].iov_len = hl > 0 ? (size_t)hl : 0;
 		n += sg_slice(m->sg, m->nsg, off, len, iov + 1);
 		s->last = h.last;
+		/* RFC 7306: the Immediate Data message follows at once, and only its
+		 * framing ends the work request. */
+		if (h.last && m->imm_pending) {
+			s->last = false;
+			txm_to_imm(qp);
+		}
 	}
 	if (s->last) {
 		m->active = false;
@@ -843,12 +971,19 @@ static size_t rx_hdr_want(const struct rdmap_qp *qp, const uint8_t *hdr, size_t 
 	if (!(hdr[0] & DDP_CTRL_T)) {
 		uint8_t op = rdmap_ctrl_opcode(hdr[1]);
 
-		if (op == RDMAP_OP_READ_REQ)
-			want += RDMAP_READ_REQ_LEN;
-		else if (op == RDMAP_OP_TERMINATE)
+		/* A Terminate's header copies are optional: gather as many as fit. */
+		if (op == RDMAP_OP_TERMINATE)
 			want += RDMAP_TERM_MAX_LEN;
+		else
+			want += rdmap_opcode_info(op)->rdmap_hdr_len;
 	}
 	return IW_MIN(want, ulpdu_len);
+}
+
+/* The posted receive the current QN 0 message lands in, or NULL. */
+static struct qp_rqe *rq_front(struct rdmap_qp *qp)
+{
+	return qp->rq_count ? &qp->rq[qp->rq_head] : NULL;
 }
 
 static int rx_check_write(struct rdmap_qp *qp, struct qp_rxseg *s)
@@ -877,7 +1012,7 @@ static int rx_check_rresp(struct rdmap_qp *qp, struct qp_rxseg *s)
 	int r;
 
 	s->kind = RX_RRESP;
-	if (!qp->rd_count)
+	if (!qp->rd_count || qp->rd[qp->rd_head].atomic)
 		return rx_fail(qp, IW_ERDMAP_OPCODE, false);
 	rd = &qp->rd[qp->rd_head];
 	if (s->h.stag != rd->sink_stag)
@@ -907,13 +1042,13 @@ static int64_t rqe_len(const struct qp_rqe *r)
 
 static int rx_check_send(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
-	struct qp_rqe *r = qp->rq_count ? &qp->rq[qp->rq_head] : NULL;
+	struct qp_rqe *r = rq_front(qp);
 	struct iovec iov[RDMAP_MAX_SGE];
 	uint64_t total;
 	int err, i;
 
 	s->kind = RX_SEND;
-	err = ddp_untagged_check(&qp->rxq[DDP_QN_SEND], &s->h, DDP_QN_COUNT, r ? rqe_len(r) : -1,
+	err = ddp_untagged_check(&qp->rxq[DDP_QN_SEND], &s->h, qp->nqueues, r ? rqe_len(r) : -1,
 				 s->payload_len);
 	if (err != IW_OK)
 		return rx_fail(qp, err, false);
@@ -929,6 +1064,24 @@ static int rx_check_send(struct rdmap_qp *qp, struct qp_rxseg *s)
 		r->dst[i] = iov[i].iov_base;
 	r->resolved = true;
 	return IW_OK;
+}
+
+/* A failed check of a peer's STag reference as the RDMAP error (RFC 5040 §7.2). */
+static int stag_check_err(enum ddp_stag_check c)
+{
+	switch (c) {
+	case DDP_STAG_PD:
+		return IW_ERDMAP_STREAM;
+	case DDP_STAG_ACCESS:
+		return IW_ERDMAP_ACCESS;
+	case DDP_STAG_BOUNDS:
+		return IW_ERDMAP_BOUNDS;
+	case DDP_STAG_WRAP:
+		return IW_ERDMAP_TO_WRAP;
+	case DDP_STAG_INVALID:
+	default:
+		return IW_ERDMAP_INVALID_STAG;
+	}
 }
 
 /*
@@ -948,7 +1101,7 @@ static int rx_check_rreq(struct rdmap_qp *qp, struct qp_rxseg *s)
 	int err;
 
 	s->kind = RX_RREQ;
-	err = ddp_untagged_check(&qp->rxq[DDP_QN_READ_REQ], &s->h, DDP_QN_COUNT, buf,
+	err = ddp_untagged_check(&qp->rxq[DDP_QN_READ_REQ], &s->h, qp->nqueues, buf,
 				 s->payload_len + (uint32_t)(s->gathered - s->ddp_len));
 	if (err == IW_OK && (!s->h.last || s->h.mo != 0))
 		err = IW_EDDP_U_MO;
@@ -961,22 +1114,104 @@ static int rx_check_rreq(struct rdmap_qp *qp, struct qp_rxseg *s)
 		return IW_OK; /* zero-length Read: the source is not checked (RFC 5040 §5.2) */
 	c = ddp_stag_check(qp->cfg.stags, s->rr.src_stag, qp->cfg.pd, DDP_ACCESS_REMOTE_READ,
 			   s->rr.src_to, s->rr.size, &src);
-	switch (c) {
-	case DDP_STAG_OK:
-		s->src = src;
-		return IW_OK;
-	case DDP_STAG_PD:
-		return rx_fail(qp, IW_ERDMAP_STREAM, true);
-	case DDP_STAG_ACCESS:
-		return rx_fail(qp, IW_ERDMAP_ACCESS, true);
-	case DDP_STAG_BOUNDS:
-		return rx_fail(qp, IW_ERDMAP_BOUNDS, true);
-	case DDP_STAG_WRAP:
-		return rx_fail(qp, IW_ERDMAP_TO_WRAP, true);
-	case DDP_STAG_INVALID:
-	default:
-		return rx_fail(qp, IW_ERDMAP_INVALID_STAG, true);
+	if (c != DDP_STAG_OK)
+		return rx_fail(qp, stag_check_err(c), true);
+	s->src = src;
+	return IW_OK;
+}
+
+/*
+ * RFC 7306 Atomic Request: like a Read Request it takes one of the IRD
+ * buffers of QN 1 until its Response is out.  The target (8 octets, 8-octet
+ * aligned) must allow remote atomics; the operation itself is performed at
+ * fpdu_done, once the CRC matched.
+ */
+static int rx_check_areq(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	uint32_t used = qp->ird_count - (qp->ird_rtr ? 1u : 0u);
+	int64_t buf = used < qp->ird_lim ? RDMAP_ATOMIC_REQ_LEN : -1;
+	enum ddp_stag_check c;
+	void *dst = NULL;
+	int err;
+
+	s->kind = RX_AREQ;
+	err = ddp_untagged_check(&qp->rxq[DDP_QN_READ_REQ], &s->h, qp->nqueues, buf,
+				 s->payload_len + (uint32_t)(s->gathered - s->ddp_len));
+	if (err == IW_OK && (!s->h.last || s->h.mo != 0))
+		err = IW_EDDP_U_MO;
+	if (err != IW_OK)
+		return rx_fail(qp, err, false);
+	if (s->gathered < DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_REQ_LEN)
+		return rx_fail(qp, IW_ERDMAP_OP_UNSPEC, false);
+	rdmap_atomic_req_decode(s->hdr + DDP_UNTAGGED_HDR_LEN, &s->areq);
+	if (s->areq.aop != RDMAP_AOP_FETCH_ADD && s->areq.aop != RDMAP_AOP_CMP_SWAP)
+		return rx_fail(qp, IW_ERDMAP_OP_UNSPEC, false);
+	c = ddp_stag_check(qp->cfg.stags, s->areq.stag, qp->cfg.pd, DDP_ACCESS_REMOTE_ATOMIC,
+			   s->areq.to, RDMAP_ATOMIC_LEN, &dst);
+	if (c != DDP_STAG_OK)
+		return rx_fail(qp, stag_check_err(c), false);
+	/* An unaligned target cannot be updated as one word (RFC 7306: 8-octet aligned). */
+	if ((s->areq.to & (RDMAP_ATOMIC_LEN - 1)) || ((uintptr_t)dst & (RDMAP_ATOMIC_LEN - 1)))
+		return rx_fail(qp, IW_ERDMAP_CATASTROPHIC_STREAM, false);
+	s->atarget = dst;
+	return IW_OK;
+}
+
+/*
+ * RFC 7306 Atomic Response on QN 3: it must answer the oldest of our
+ * outstanding requests, and that one must be an Atomic Request with the same
+ * Request Identifier (Read and Atomic Responses come back in request order).
+ */
+static int rx_check_aresp(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	const struct qp_rd *rd = qp->rd_count ? &qp->rd[qp->rd_head] : NULL;
+	void *dst = NULL;
+	int err;
+
+	s->kind = RX_ARESP;
+	if (!rd || !rd->atomic)
+		return rx_fail(qp, IW_ERDMAP_OPCODE, false);
+	err = ddp_untagged_check(&qp->rxq[DDP_QN_ATOMIC_RESP], &s->h, qp->nqueues,
+				 RDMAP_ATOMIC_RESP_LEN,
+				 s->payload_len + (uint32_t)(s->gathered - s->ddp_len));
+	if (err == IW_OK && (!s->h.last || s->h.mo != 0))
+		err = IW_EDDP_U_MO;
+	if (err != IW_OK)
+		return rx_fail(qp, err, false);
+	if (s->gathered < DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_RESP_LEN)
+		return rx_fail(qp, IW_ERDMAP_OP_UNSPEC, false);
+	rdmap_atomic_resp_decode(s->hdr + DDP_UNTAGGED_HDR_LEN, &s->aresp);
+	if (s->aresp.req_id != rd->req_id)
+		return rx_fail(qp, IW_ERDMAP_OP_UNSPEC, false);
+	/* Our own result buffer went bad meanwhile: a local error, as for a receive. */
+	if (ddp_stag_check(qp->cfg.stags, rd->sink_stag, qp->cfg.pd, DDP_ACCESS_LOCAL_WRITE,
+			   rd->sink_to, RDMAP_ATOMIC_LEN, &dst) != DDP_STAG_OK) {
+		sq_fail_local(qp, rd->sq_idx, RDMAP_WC_LOC_PROT_ERR);
+		return IW_ERDMAP_LOCAL;
 	}
+	s->atarget = dst;
+	return IW_OK;
+}
+
+/*
+ * RFC 7306 Immediate Data: its 8 octets are RDMAP header; like a Send it
+ * consumes the next posted receive of QN 0 (whose buffer stays untouched:
+ * the data is reported in the completion).  Exactly one segment, no payload.
+ */
+static int rx_check_imm(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	struct qp_rqe *r = rq_front(qp);
+	int err;
+
+	s->kind = RX_IMM;
+	err = ddp_untagged_check(&qp->rxq[DDP_QN_SEND], &s->h, qp->nqueues, r ? rqe_len(r) : -1, 0);
+	if (err == IW_OK && (!s->h.last || s->h.mo != 0))
+		err = IW_EDDP_U_MO;
+	if (err != IW_OK)
+		return rx_fail(qp, err, false);
+	if (s->gathered != DDP_UNTAGGED_HDR_LEN + RDMAP_IMM_LEN || s->payload_len != 0)
+		return rx_fail(qp, IW_ERDMAP_OP_UNSPEC, false);
+	return IW_OK;
 }
 
 static int rx_check_term(struct rdmap_qp *qp, struct qp_rxseg *s)
@@ -1034,12 +1269,13 @@ static int rx_header_done(struct rdmap_qp *qp, const uint8_t *hdr, size_t have, 
 		return rx_fail(qp, IW_ERDMAP_VERSION, false);
 	s->opcode = rdmap_ctrl_opcode(s->h.rsvdulp);
 	info = rdmap_opcode_info(s->opcode);
-	if (!info->supported)
+	/* RFC 7306 opcodes on a QP without the extension are unexpected opcodes too. */
+	if (!info->supported || (info->rfc7306 && !qp->cfg.rfc7306))
 		return rx_fail(qp, IW_ERDMAP_OPCODE, false);
 	if (s->h.tagged != info->tagged || (!s->h.tagged && s->h.qn != info->qn))
 		return rx_fail(qp,
-			       !s->h.tagged && s->h.qn >= DDP_QN_COUNT ? IW_EDDP_U_QN
-								       : IW_ERDMAP_OPCODE,
+			       !s->h.tagged && s->h.qn >= qp->nqueues ? IW_EDDP_U_QN
+								      : IW_ERDMAP_OPCODE,
 			       false);
 	switch (s->opcode) {
 	case RDMAP_OP_WRITE:
@@ -1050,6 +1286,13 @@ static int rx_header_done(struct rdmap_qp *qp, const uint8_t *hdr, size_t have, 
 		return rx_check_rreq(qp, s);
 	case RDMAP_OP_TERMINATE:
 		return rx_check_term(qp, s);
+	case RDMAP_OP_IMM:
+	case RDMAP_OP_IMM_SE:
+		return rx_check_imm(qp, s);
+	case RDMAP_OP_ATOMIC_REQ:
+		return rx_check_areq(qp, s);
+	case RDMAP_OP_ATOMIC_RESP:
+		return rx_check_aresp(qp, s);
 	default:
 		return rx_check_send(qp, s);
 	}
@@ -1202,6 +1445,63 @@ static void rx_done_rtr(struct rdmap_qp *qp, struct qp_rxseg *s)
 	}
 }
 
+/* RFC 7306: perform the peer's atomic (once, now that its CRC matched) and
+ * queue the Atomic Response behind the Read Responses already queued. */
+static int rx_done_areq(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	struct qp_ird *e = &qp->ird[(qp->ird_head + qp->ird_count) % qp->ird_size];
+
+	ddp_untagged_advance(&qp->rxq[DDP_QN_READ_REQ], &s->h, RDMAP_ATOMIC_REQ_LEN);
+	/* The target may be the payload of an FPDU not yet sent (see tx_protect). */
+	if (qp->sl_count && tx_protect(qp, (const uint8_t *)s->atarget, RDMAP_ATOMIC_LEN) != IW_OK)
+		return rx_fail(qp, IW_ERDMAP_LOCAL, false);
+	memset(e, 0, sizeof(*e));
+	e->atomic = true;
+	e->resp.req_id = s->areq.req_id;
+	e->resp.orig = rdmap_atomic_apply(s->atarget, &s->areq);
+	qp->ird_count++;
+	return IW_OK;
+}
+
+static int rx_done_aresp(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	struct qp_rd rd = qp->rd[qp->rd_head];
+
+	ddp_untagged_advance(&qp->rxq[DDP_QN_ATOMIC_RESP], &s->h, RDMAP_ATOMIC_RESP_LEN);
+	if (qp->sl_count && tx_protect(qp, (const uint8_t *)s->atarget, RDMAP_ATOMIC_LEN) != IW_OK)
+		return rx_fail(qp, IW_ERDMAP_LOCAL, false);
+	/* The result buffer is any local memory: no alignment is required of it. */
+	memcpy(s->atarget, &s->aresp.orig, RDMAP_ATOMIC_LEN);
+	qp->rd_head = (qp->rd_head + 1) % qp->rd_size;
+	qp->rd_count--;
+	qp->rd_wr_count--;
+	sq_done(qp, rd.sq_idx, RDMAP_WC_SUCCESS, IW_OK, RDMAP_ATOMIC_LEN);
+	return IW_OK;
+}
+
+/* RFC 7306 Immediate Data: complete the posted receive it consumed. */
+static void rx_done_imm(struct rdmap_qp *qp, struct qp_rxseg *s)
+{
+	struct rdmap_wc wc = {
+		.wr_id = qp->rq[qp->rq_head].wr.wr_id,
+		.status = RDMAP_WC_SUCCESS,
+		.opcode = RDMAP_WC_RECV,
+		.solicited = s->opcode == RDMAP_OP_IMM_SE,
+		.with_imm = true,
+		.imm = iw_get_be64(s->hdr + DDP_UNTAGGED_HDR_LEN),
+	};
+
+	ddp_untagged_advance(&qp->rxq[DDP_QN_SEND], &s->h, 0);
+	/* Right after an RDMA Write it is that Write's notification (Write with Immediate). */
+	if (qp->rx_prev_write) {
+		wc.opcode = RDMAP_WC_RECV_RDMA_WITH_IMM;
+		wc.byte_len = qp->rx_write_len;
+	}
+	qp->rq_head = (qp->rq_head + 1) % qp->cfg.rq_depth;
+	qp->rq_count--;
+	cq_push(qp, &wc);
+}
+
 static void rx_done_rresp(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
 	struct qp_rd rd;
@@ -1272,6 +1572,22 @@ static int rx_done_term(struct rdmap_qp *qp, struct qp_rxseg *s)
 	return IW_ERDMAP_TERMINATED;
 }
 
+/* Track RDMA Write messages: an Immediate Data message reports the last one's length. */
+static void rx_note_message(struct rdmap_qp *qp, const struct qp_rxseg *s)
+{
+	if (s->kind == RX_WRITE) {
+		qp->rx_write_acc += s->payload_len;
+		if (!s->h.last)
+			return;
+		qp->rx_write_len = qp->rx_write_acc;
+		qp->rx_write_acc = 0;
+		qp->rx_prev_write = true;
+	} else if (s->kind != RX_IMM && (s->h.last || s->kind == RX_RTR)) {
+		/* (rx_done_imm reads the flag and clears it itself) */
+		qp->rx_prev_write = false;
+	}
+}
+
 static int rx_on_done(void *user)
 {
 	struct rdmap_qp *qp = user;
@@ -1280,6 +1596,7 @@ static int rx_on_done(void *user)
 	if (!qp_live(qp))
 		return qp->error;
 	qp->may_send = true;
+	rx_note_message(qp, s);
 	switch (s->kind) {
 	case RX_RTR:
 		rx_done_rtr(qp, s);
@@ -1295,6 +1612,14 @@ static int rx_on_done(void *user)
 		break;
 	case RX_TERM:
 		return rx_done_term(qp, s);
+	case RX_IMM:
+		rx_done_imm(qp, s);
+		qp->rx_prev_write = false;
+		break;
+	case RX_AREQ:
+		return rx_done_areq(qp, s);
+	case RX_ARESP:
+		return rx_done_aresp(qp, s);
 	default:
 		break;
 	}
@@ -1337,6 +1662,28 @@ static bool cq_room(const struct rdmap_qp *qp)
 	return qp->cq_count + qp->sq_count + qp->rq_count < qp->cq_size;
 }
 
+/* The checks of the RFC 7306 work requests and of those not implemented here. */
+static bool wr_post_ok(const struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case RDMAP_WR_WRITE_IMM:
+	case RDMAP_WR_SEND_IMM:
+		return qp->cfg.rfc7306;
+	case RDMAP_WR_ATOMIC_FA:
+	case RDMAP_WR_ATOMIC_CS:
+		/* One 8-octet result buffer; an 8-octet aligned target (RFC 7306). */
+		return qp->cfg.rfc7306 && qp->ord_lim > 0 && wr->num_sge == 1 &&
+		       wr->sg[0].length == RDMAP_ATOMIC_LEN &&
+		       !(wr->remote_to & (RDMAP_ATOMIC_LEN - 1));
+	case RDMAP_WR_LOCAL_INV:
+	case RDMAP_WR_FAST_REG:
+	case RDMAP_WR_BIND_MW:
+		return false; /* not yet */
+	default:
+		return true;
+	}
+}
+
 int rdmap_qp_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 {
 	struct qp_sqe *e;
@@ -1345,9 +1692,12 @@ int rdmap_qp_post_send(struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 		return IW_EINVAL;
 	if (qp->state != RDMAP_QP_RTS && qp->state != RDMAP_QP_IDLE)
 		return IW_ESTATE;
-	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE || (unsigned)wr->opcode > RDMAP_WR_READ)
+	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE ||
+	    (unsigned)wr->opcode > RDMAP_WR_OPCODE_MAX)
 		return IW_EINVAL;
 	if (wr->opcode == RDMAP_WR_READ && (wr->num_sge != 1 || qp->ord_lim == 0))
+		return IW_EINVAL;
+	if (!wr_post_ok(qp, wr))
 		return IW_EINVAL;
 	if (qp->sq_count == qp->cfg.sq_depth || !cq_room(qp))
 		return IW_ENOSPC;
@@ -1503,7 +1853,8 @@ static int qp_start(struct rdmap_qp *qp, const struct mpa_params *p)
 	qp->cfg.mpa = *p;
 	qp->ord_lim = IW_MIN((uint32_t)p->ord, qp->cfg.sq_depth);
 	qp->ird_lim = IW_MIN((uint32_t)p->ird, QP_IRD_CAP);
-	for (int i = 0; i < DDP_QN_COUNT; i++) {
+	qp->nqueues = qp->cfg.rfc7306 ? DDP_QN_COUNT_7306 : DDP_QN_COUNT;
+	for (int i = 0; i < DDP_QN_COUNT_7306; i++) {
 		qp->tx_msn[i] = DDP_MSN_FIRST;
 		ddp_untagged_queue_init(&qp->rxq[i]);
 	}

@@ -104,8 +104,9 @@ IW_EXPORT void rdmap_read_req_decode(const uint8_t buf[RDMAP_READ_REQ_LEN],
  * Immediate Data: 8 octets right after the untagged DDP header, no ULP
  * payload.  The message consumes one untagged buffer of QN 0 like a Send.
  */
-#define RDMAP_IMM_LEN 8
+#define RDMAP_IMM_LEN	      8
 
+#define RDMAP_ATOMIC_LEN      8 /* octets of an atomic target and of its result */
 #define RDMAP_ATOMIC_REQ_LEN  52
 #define RDMAP_ATOMIC_RESP_LEN 12
 #define RDMAP_ATOMIC_AOP_MASK 0x0Fu /* low 4 bits of the first word; the other 28 reserved */

@@ -95,7 +95,7 @@ struct rdmap_send_wr {
 	uint32_t invalidate_stag; /* Send with Invalidate variants */
 	uint32_t remote_stag;	  /* Write / Read / atomics: the peer's STag (rkey) */
 	uint64_t remote_to;	  /* Write / Read / atomics: the peer's tagged offset */
-	uint64_t imm;		  /* WRITE_IMM / SEND_IMM: the 8 octets, first octet most significant */
+	uint64_t imm; /* WRITE_IMM / SEND_IMM: the 8 octets, first octet most significant */
 	struct {
 		uint64_t add_swap, add_swap_mask, compare, compare_mask; /* as rdmap_atomic_req */
 	} atomic;
@@ -120,7 +120,7 @@ enum rdmap_wc_status {
 	RDMAP_WC_REM_OP_ERR,	 /* the peer reported an operation error (Terminate) */
 	RDMAP_WC_REM_INV_REQ_ERR, /* the peer found our request invalid (DDP/LLP Terminate) */
 	RDMAP_WC_GENERAL_ERR,	  /* any other fatal error */
-	RDMAP_WC_MW_BIND_ERR,	  /* a local memory operation failed (fast register, bind, invalidate) */
+	RDMAP_WC_MW_BIND_ERR, /* a local memory operation failed (fast register, bind, invalidate) */
 };
 
 enum rdmap_wc_opcode {
@@ -147,7 +147,7 @@ struct rdmap_wc {
 	uint32_t invalidated_stag;
 	bool with_imm; /* RECV / RECV_RDMA_WITH_IMM of an Immediate Data message */
 	uint64_t imm;  /* its 8 octets, first octet most significant */
-	int err; /* iw_err cause behind a failed status (diagnostics) */
+	int err;       /* iw_err cause behind a failed status (diagnostics) */
 };
 
 enum rdmap_qp_state {

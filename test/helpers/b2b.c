@@ -206,6 +206,7 @@ struct b2b *b2b_create(const struct b2b_opts *o)
 			c->rq_depth = b->opts.rq_depth;
 		if (b->opts.max_msg)
 			c->max_msg = b->opts.max_msg;
+		c->rfc7306 = b->opts.rfc7306[i];
 		c->mulpdu = b->opts.mulpdu[i] ? b->opts.mulpdu[i]
 					      : mpa_mulpdu(b->opts.emss, b->params[i].markers_tx);
 		c->mpa = b->params[i];

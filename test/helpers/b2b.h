@@ -81,6 +81,7 @@ struct b2b_opts {
 	uint32_t rq_depth;  /* 0 = default */
 	uint32_t max_msg;   /* 0 = default */
 	uint32_t mulpdu[2]; /* 0 = mpa_mulpdu(emss, markers_tx) of that side */
+	bool rfc7306[2];    /* RFC 7306 enabled per side (default false) */
 	/* pump */
 	enum b2b_split split; /* default WHOLE */
 	uint64_t seed;	      /* RANDOM and STag keys; 0 = th_seed_from_env() */

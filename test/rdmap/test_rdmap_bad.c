@@ -56,6 +56,7 @@ enum variant {
 	V_P2P_INI,    /* p2p Send RTR, victim = initiator (its RTR goes out first) */
 	V_P2P_RSP,    /* p2p Send RTR, victim = responder: expects the RTR first */
 	V_P2P_RSP_RD, /* p2p Read RTR, victim = responder */
+	V_7306,	      /* CRC, RFC 7306 enabled on both sides */
 };
 
 enum row_flags {
@@ -106,7 +107,8 @@ struct ctx {
 	/* victim memory */
 	uint8_t wbuf[BUF_LEN], rbuf[BUF_LEN], nbuf[BUF_LEN], pbuf[BUF_LEN], ibuf[BUF_LEN];
 	uint8_t nibuf[BUF_LEN], recv[2][RECV_LEN], sink[READ_LEN], src[SEND_LEN];
-	uint32_t w_stag, r_stag, n_stag, p_stag, i_stag, ni_stag, l_stag;
+	uint32_t w_stag, r_stag, n_stag, p_stag, i_stag, ni_stag, l_stag, a_stag;
+	uint64_t abuf[BUF_LEN / 8]; /* remote-atomic target */
 	uint32_t regs[16];
 	int nregs;
 	/* outstanding work */
@@ -594,6 +596,173 @@ static void b_rv_write(struct ctx *c)
 	put_ulpdu(c, u, n, true);
 }
 
+/* ---- RFC 7306 ---- */
+
+static void put_areq(struct ctx *c, uint32_t msn, uint8_t aop, uint32_t stag, uint64_t to,
+		     size_t cut, bool errant)
+{
+	uint8_t u[DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_REQ_LEN];
+	struct rdmap_atomic_req a = {.aop = aop,
+				     .req_id = 7,
+				     .stag = stag,
+				     .to = to,
+				     .add_swap = 1,
+				     .compare_mask = UINT64_MAX};
+	size_t n = mk_untagged(u, RDMAP_OP_ATOMIC_REQ, DDP_QN_READ_REQ, msn, 0, true, 0, 0);
+
+	rdmap_atomic_req_encode(&a, u + n);
+	put_ulpdu(c, u, n + RDMAP_ATOMIC_REQ_LEN - cut, errant);
+}
+
+static void b_areq_unknown(struct ctx *c)
+{
+	put_areq(c, 1, RDMAP_AOP_FETCH_ADD, DDP_STAG_MAKE(0x777, 3), 0, 0, true);
+}
+
+static void b_areq_no_right(struct ctx *c)
+{
+	put_areq(c, 1, RDMAP_AOP_FETCH_ADD, c->w_stag, addr(c->wbuf), 0, true);
+}
+
+static void b_areq_wrong_pd(struct ctx *c)
+{
+	put_areq(c, 1, RDMAP_AOP_CMP_SWAP, c->p_stag, addr(c->pbuf), 0, true);
+}
+
+static void b_areq_beyond(struct ctx *c)
+{
+	put_areq(c, 1, RDMAP_AOP_FETCH_ADD, c->a_stag, addr(c->abuf) + sizeof(c->abuf), 0, true);
+}
+
+static void b_areq_unaligned(struct ctx *c)
+{
+	put_areq(c, 1, RDMAP_AOP_FETCH_ADD, c->a_stag, addr(c->abuf) + 4, 0, true);
+}
+
+static void b_areq_bad_aop(struct ctx *c)
+{
+	put_areq(c, 1, 1, c->a_stag, addr(c->abuf), 0, true);
+}
+
+static void b_areq_short(struct ctx *c)
+{
+	put_areq(c, 1, RDMAP_AOP_FETCH_ADD, c->a_stag, addr(c->abuf), 8, true);
+}
+
+/* The victim's IRD is IRD_SMALL: one Atomic Request more than that. */
+static void b_areq_beyond_ird(struct ctx *c)
+{
+	for (uint32_t i = 0; i < IRD_SMALL; i++)
+		put_areq(c, i + 1, RDMAP_AOP_FETCH_ADD, c->a_stag, addr(c->abuf), 0, false);
+	put_areq(c, IRD_SMALL + 1, RDMAP_AOP_FETCH_ADD, c->a_stag, addr(c->abuf), 0, true);
+}
+
+static void put_aresp(struct ctx *c, uint32_t msn, uint32_t req_id, bool errant)
+{
+	uint8_t u[DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_RESP_LEN];
+	struct rdmap_atomic_resp a = {.req_id = req_id, .orig = 42};
+	size_t n = mk_untagged(u, RDMAP_OP_ATOMIC_RESP, DDP_QN_ATOMIC_RESP, msn, 0, true, 0, 0);
+
+	rdmap_atomic_resp_encode(&a, u + n);
+	put_ulpdu(c, u, n + RDMAP_ATOMIC_RESP_LEN, errant);
+}
+
+static void b_aresp_none_out(struct ctx *c)
+{
+	put_aresp(c, 1, 0, true);
+}
+
+static void put_imm(struct ctx *c, uint8_t op, uint32_t msn, size_t len, bool errant)
+{
+	uint8_t u[DDP_UNTAGGED_HDR_LEN + 16];
+	size_t n = mk_untagged(u, op, DDP_QN_SEND, msn, 0, true, 0, (uint32_t)len);
+
+	put_ulpdu(c, u, n, errant);
+}
+
+static void b_imm_no_recv(struct ctx *c)
+{
+	put_imm(c, RDMAP_OP_IMM, 1, RDMAP_IMM_LEN, true);
+}
+
+static void b_imm_long(struct ctx *c)
+{
+	put_imm(c, RDMAP_OP_IMM_SE, 1, RDMAP_IMM_LEN + 4, true);
+}
+
+static void b_imm_short(struct ctx *c)
+{
+	put_imm(c, RDMAP_OP_IMM, 1, 4, true);
+}
+
+static void b_imm_not_last(struct ctx *c)
+{
+	uint8_t u[DDP_UNTAGGED_HDR_LEN + RDMAP_IMM_LEN];
+
+	put_ulpdu(c, u, mk_untagged(u, RDMAP_OP_IMM, DDP_QN_SEND, 1, 0, false, 0, RDMAP_IMM_LEN),
+		  true);
+}
+
+static void b_qn_4(struct ctx *c)
+{
+	put_untagged(c, RDMAP_OP_SEND, 4, 1, 0, true, 0, 8, true);
+}
+
+static void b_atomic_without_7306(struct ctx *c)
+{
+	put_areq(c, 1, RDMAP_AOP_FETCH_ADD, c->a_stag, addr(c->abuf), 0, true);
+}
+
+/* A legal FetchAdd: it is performed once and answered with an Atomic Response. */
+static void b_areq_good(struct ctx *c)
+{
+	c->abuf[0] = 41;
+	put_areq(c, 1, RDMAP_AOP_FETCH_ADD, c->a_stag, addr(c->abuf), 0, false);
+}
+
+static void k_areq_good(struct ctx *c)
+{
+	struct rdmap_atomic_resp a;
+	struct ddp_hdr h;
+	int i;
+
+	R_EQ(c, c->abuf[0], 42);
+	for (i = 0; i < c->nout; i++) {
+		out_ddp(c, i, &h);
+		if (!h.tagged && rdmap_ctrl_opcode(h.rsvdulp) == RDMAP_OP_ATOMIC_RESP)
+			break;
+	}
+	R_ASSERT(i < c->nout, "%s: no Atomic Response", c->row->name);
+	R_EQ(c, h.qn, DDP_QN_ATOMIC_RESP);
+	R_EQ(c, h.msn, 1);
+	R_EQ(c, c->out[i].len, DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_RESP_LEN);
+	rdmap_atomic_resp_decode(c->out[i].b + DDP_UNTAGGED_HDR_LEN, &a);
+	R_EQ(c, a.req_id, 7);
+	R_EQ(c, a.orig, 41);
+}
+
+/* An Immediate Data message consumes the first posted receive and reports its 8 octets. */
+static void b_imm_good(struct ctx *c)
+{
+	put_imm(c, RDMAP_OP_IMM_SE, 1, RDMAP_IMM_LEN, false);
+}
+
+static void k_imm_good(struct ctx *c)
+{
+	struct rdmap_wc wc;
+
+	R_EQ(c, rdmap_qp_poll(c->qp, &wc, 1), 1);
+	R_EQ(c, wc.wr_id, WR_RECV0);
+	R_EQ(c, wc.status, RDMAP_WC_SUCCESS);
+	R_EQ(c, wc.opcode, RDMAP_WC_RECV);
+	R_EQ(c, wc.with_imm, 1);
+	R_EQ(c, wc.solicited, 1);
+	R_EQ(c, wc.byte_len, 0);
+	R_EQ(c, wc.imm, 0x01080f161d242b32ull); /* fill_payload's octets, big-endian */
+	/* completed and checked here: check_completions expects the others */
+	c->wr_ids[0] = c->wr_ids[--c->nwr];
+}
+
 static void b_opcode_8(struct ctx *c)
 {
 	put_untagged(c, 0x8, DDP_QN_SEND, 1, 0, true, 0, 8, true);
@@ -885,9 +1054,11 @@ static const struct bad_row rows[] = {
 	 false, NULL},
 	{"write with RDMAP version 0", V_NOCRC, 0, b_rv_write, M_TERM, IW_ERDMAP_VERSION, OPER(5),
 	 false, NULL},
-	{"reserved opcode 8", V_CRC, 0, b_opcode_8, M_TERM, IW_ERDMAP_OPCODE, OPER(6), false, NULL},
-	{"reserved opcode 0xB", V_CRC, 0, b_opcode_b, M_TERM, IW_ERDMAP_OPCODE, OPER(6), false,
-	 NULL},
+	{"immediate data (0x8) without RFC 7306", V_CRC, 0, b_opcode_8, M_TERM, IW_ERDMAP_OPCODE,
+	 OPER(6), false, NULL},
+	{"atomic request without RFC 7306", V_CRC, 0, b_atomic_without_7306, M_TERM,
+	 IW_ERDMAP_OPCODE, OPER(6), false, NULL},
+	{"tagged opcode 0xB", V_CRC, 0, b_opcode_b, M_TERM, IW_ERDMAP_OPCODE, OPER(6), false, NULL},
 	{"reserved opcode 0xF", V_MARKERS, 0, b_opcode_f, M_TERM, IW_ERDMAP_OPCODE, OPER(6), false,
 	 NULL},
 	{"untagged queue number 3", V_CRC, 0, b_qn_3, M_TERM, IW_EDDP_U_QN, DDPU(1), false, NULL},
@@ -948,6 +1119,41 @@ static const struct bad_row rows[] = {
 	 M_NO_ERROR, IW_OK, NOCODE, false, chk_zero_rreq_answered},
 	{"zero-length read response segment is fine", V_CRC, 0, b_zero_read_resp, M_NO_ERROR, IW_OK,
 	 NOCODE, false, NULL},
+	/* RFC 7306 (atomics, Immediate Data) on a QP that enabled it */
+	{"atomic request to an unknown STag", V_7306, 0, b_areq_unknown, M_TERM,
+	 IW_ERDMAP_INVALID_STAG, PROT(0), false, NULL},
+	{"atomic request without remote-atomic right", V_7306, 0, b_areq_no_right, M_TERM,
+	 IW_ERDMAP_ACCESS, PROT(2), false, NULL},
+	{"atomic request to an STag of another PD", V_7306, 0, b_areq_wrong_pd, M_TERM,
+	 IW_ERDMAP_STREAM, PROT(3), false, NULL},
+	{"atomic request beyond the bounds", V_7306, 0, b_areq_beyond, M_TERM, IW_ERDMAP_BOUNDS,
+	 PROT(1), false, NULL},
+	{"atomic request to an unaligned target", V_7306, 0, b_areq_unaligned, M_TERM,
+	 IW_ERDMAP_CATASTROPHIC_STREAM, OPER(7), false, NULL},
+	{"atomic request with a reserved AOpCode", V_7306, 0, b_areq_bad_aop, M_TERM,
+	 IW_ERDMAP_OP_UNSPEC, OPER(0xFF), false, NULL},
+	{"atomic request header cut short", V_7306, 0, b_areq_short, M_TERM, IW_ERDMAP_OP_UNSPEC,
+	 OPER(0xFF), false, NULL},
+	{"atomic requests beyond IRD", V_7306, 0, b_areq_beyond_ird, M_TERM, IW_EDDP_U_NO_BUFFER,
+	 DDPU(2), false, NULL},
+	{"atomic response while a read is outstanding", V_7306, 0, b_aresp_none_out, M_TERM,
+	 IW_ERDMAP_OPCODE, OPER(6), false, NULL},
+	{"atomic response with nothing outstanding", V_7306, F_NO_READ, b_aresp_none_out, M_TERM,
+	 IW_ERDMAP_OPCODE, OPER(6), false, NULL},
+	{"immediate data without a posted receive", V_7306, F_NO_RECV, b_imm_no_recv, M_TERM,
+	 IW_EDDP_U_NO_BUFFER, DDPU(2), false, NULL},
+	{"immediate data with payload after its 8 octets", V_7306, 0, b_imm_long, M_TERM,
+	 IW_ERDMAP_OP_UNSPEC, OPER(0xFF), false, NULL},
+	{"immediate data of 4 octets", V_7306, 0, b_imm_short, M_TERM, IW_ERDMAP_OP_UNSPEC,
+	 OPER(0xFF), false, NULL},
+	{"immediate data without the L bit", V_7306, 0, b_imm_not_last, M_TERM, IW_EDDP_U_MO,
+	 DDPU(4), false, NULL},
+	{"untagged queue number 4 with RFC 7306", V_7306, 0, b_qn_4, M_TERM, IW_EDDP_U_QN, DDPU(1),
+	 false, NULL},
+	{"fetch-and-add is performed once and answered", V_7306, 0, b_areq_good, M_NO_ERROR, IW_OK,
+	 NOCODE, false, k_areq_good},
+	{"immediate data completes the first receive", V_7306, 0, b_imm_good, M_NO_ERROR, IW_OK,
+	 NOCODE, false, k_imm_good},
 };
 
 /* ---------------------------------------------------------------------- */
@@ -991,6 +1197,7 @@ static void victim_create(struct ctx *c)
 	o.rtr = r->v == V_P2P_RSP_RD ? MPA_RTR_READ : MPA_RTR_SEND;
 	o.ird[0] = o.ird[1] = IRD_SMALL;
 	o.ord[0] = o.ord[1] = IRD_SMALL;
+	o.rfc7306[0] = o.rfc7306[1] = r->v == V_7306;
 	c->b = b2b_create(&o);
 	c->vs = rsp ? B2B_B : B2B_A;
 	c->qp = c->b->qp[c->vs];
@@ -1022,6 +1229,8 @@ static void victim_create(struct ctx *c)
 				DDP_ACCESS_REMOTE_INVALIDATE);
 	c->ni_stag =
 		reg(c, c->pd, c->nibuf, BUF_LEN, DDP_ACCESS_LOCAL_WRITE | DDP_ACCESS_REMOTE_WRITE);
+	c->a_stag = reg(c, c->pd, c->abuf, sizeof(c->abuf),
+			DDP_ACCESS_LOCAL_WRITE | DDP_ACCESS_REMOTE_ATOMIC);
 	/* One local registration covering the receive, sink and source buffers. */
 	c->l_stag = reg(c, c->pd, c, sizeof(*c), DDP_ACCESS_LOCAL_WRITE);
 	fill_payload(c->src, SEND_LEN);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_rdmap_opcode.c - the RDMAP opcode table against RFC 5040 §4.1 and
- * §4.2, field by field for all 16 opcode values.
+ * §4.2 and RFC 7306's opcode table, field by field for all 16 opcode values.
  */
 #include <string.h>
 
@@ -10,12 +10,13 @@
 #include "iw_bytes.h"
 #include "th.h"
 
-/* The table as the RFC states it, written out independently of rdmap_opcode.c. */
+/* The table as the RFCs state it, written out independently of rdmap_opcode.c. */
 static const struct {
 	bool supported, tagged;
 	uint8_t qn;
 	bool inv_stag, solicited, payload;
 	uint8_t hdr_len;
+	bool rfc7306;
 } want[RDMAP_OP_COUNT] = {
 	[RDMAP_OP_WRITE] = {true, true, 0, false, false, true, 0},
 	[RDMAP_OP_READ_REQ] = {true, false, 1, false, false, false, 28},
@@ -25,6 +26,12 @@ static const struct {
 	[RDMAP_OP_SEND_SE] = {true, false, 0, false, true, true, 0},
 	[RDMAP_OP_SEND_SE_INV] = {true, false, 0, true, true, true, 0},
 	[RDMAP_OP_TERMINATE] = {true, false, 2, false, false, false, 4},
+	/* RFC 7306: Immediate Data (8-octet header, QN 0), Atomic Request (52, QN 1),
+	 * Atomic Response (12, QN 3) */
+	[0x8] = {true, false, 0, false, false, false, 8, true},
+	[0x9] = {true, false, 0, false, true, false, 8, true},
+	[0xA] = {true, false, 1, false, false, false, 52, true},
+	[0xB] = {true, false, 3, false, false, false, 12, true},
 };
 
 START_TEST(opcode_every_entry_matches_rfc5040_table)
@@ -41,6 +48,7 @@ START_TEST(opcode_every_entry_matches_rfc5040_table)
 		ck_assert_msg(i->solicited == want[op].solicited, "op %u solicited", op);
 		ck_assert_msg(i->payload == want[op].payload, "op %u payload", op);
 		ck_assert_msg(i->rdmap_hdr_len == want[op].hdr_len, "op %u hdr_len", op);
+		ck_assert_msg(i->rfc7306 == want[op].rfc7306, "op %u rfc7306", op);
 	}
 }
 END_TEST
@@ -53,6 +61,13 @@ START_TEST(opcode_untagged_queues_use_the_ddp_qn_names)
 	ck_assert_uint_eq(rdmap_opcode_info(RDMAP_OP_READ_REQ)->rdmap_hdr_len, RDMAP_READ_REQ_LEN);
 	ck_assert_uint_eq(rdmap_opcode_info(RDMAP_OP_TERMINATE)->rdmap_hdr_len,
 			  RDMAP_TERM_CTRL_LEN);
+	ck_assert_uint_eq(rdmap_opcode_info(RDMAP_OP_ATOMIC_REQ)->qn, DDP_QN_READ_REQ);
+	ck_assert_uint_eq(rdmap_opcode_info(RDMAP_OP_ATOMIC_RESP)->qn, DDP_QN_ATOMIC_RESP);
+	ck_assert_uint_eq(rdmap_opcode_info(RDMAP_OP_ATOMIC_REQ)->rdmap_hdr_len,
+			  RDMAP_ATOMIC_REQ_LEN);
+	ck_assert_uint_eq(rdmap_opcode_info(RDMAP_OP_ATOMIC_RESP)->rdmap_hdr_len,
+			  RDMAP_ATOMIC_RESP_LEN);
+	ck_assert_uint_eq(rdmap_opcode_info(RDMAP_OP_IMM_SE)->rdmap_hdr_len, RDMAP_IMM_LEN);
 }
 END_TEST
 
@@ -62,14 +77,14 @@ START_TEST(opcode_names_are_unique_and_reserved_ones_say_so)
 		const char *na = rdmap_opcode_info((uint8_t)a)->name;
 		bool reserved = strncmp(na, "reserved", 8) == 0;
 
-		ck_assert_msg(reserved == (a >= 8), "op %u name '%s'", a, na);
+		ck_assert_msg(reserved == (a >= 12), "op %u name '%s'", a, na);
 		for (unsigned b = a + 1; b < RDMAP_OP_COUNT; b++)
 			ck_assert_str_ne(na, rdmap_opcode_info((uint8_t)b)->name);
 	}
 	ck_assert_str_eq(rdmap_opcode_info(RDMAP_OP_SEND_INV)->name, "Send with Invalidate");
 	ck_assert_str_eq(rdmap_opcode_info(RDMAP_OP_TERMINATE)->name, "Terminate");
-	ck_assert_ptr_nonnull(strstr(rdmap_opcode_info(0x8)->name, "RFC 7306"));
-	ck_assert_ptr_nonnull(strstr(rdmap_opcode_info(0xB)->name, "RFC 7306"));
+	ck_assert_str_eq(rdmap_opcode_info(RDMAP_OP_IMM)->name, "Immediate Data");
+	ck_assert_str_eq(rdmap_opcode_info(RDMAP_OP_ATOMIC_RESP)->name, "Atomic Response");
 }
 END_TEST
 
