@@ -13,10 +13,13 @@
  *   bit 1   the peer sends Markers (markers_rx)
  *   bit 2   we are the initiator (else the responder, which waits for the first FPDU)
  *   bit 3   peer-to-peer with an RTR; bits 4-5 pick it: 0/3 write, 1 read, 2 send
+ *   bit 6   RFC 7306 enabled (Immediate Data, atomics; an Atomic Request of ours
+ *           is in flight too, so Atomic Responses have something to match)
  * In reframe mode, STag fields holding 1, 2 or 3 are replaced by the STags the
- * harness registered (remote-write, remote-read, and our Read's sink; a tagged
- * segment to the sink gets its TO made relative to the sink's address), so the
- * fuzzer reaches placement without guessing random keys or addresses.
+ * harness registered (remote-write (and remote-atomic), remote-read, and our
+ * Read's sink; a tagged segment to the sink gets its TO made relative to the
+ * sink's address), so the fuzzer reaches placement without guessing random
+ * keys or addresses.
  *
  * Invariants checked (abort on violation): nothing posted is lost - after the
  * input, a flush completes every work request exactly once; a failed QP is in
@@ -98,6 +101,11 @@ static void patch_stags(const struct harness *h, uint8_t *u, size_t len)
 	}
 	if (len >= DDP_UNTAGGED_HDR_LEN)
 		iw_put_be32(u + 2, stag_sub(h, iw_get_be32(u + 2))); /* Invalidate STag */
+	if (len >= DDP_UNTAGGED_HDR_LEN + RDMAP_ATOMIC_REQ_LEN &&
+	    rdmap_ctrl_opcode(u[1]) == RDMAP_OP_ATOMIC_REQ) {
+		iw_put_be32(u + 26, stag_sub(h, iw_get_be32(u + 26))); /* Remote STag */
+		return;
+	}
 	if (len >= DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN) {
 		iw_put_be32(u + 18, stag_sub(h, iw_get_be32(u + 18))); /* sink */
 		iw_put_be32(u + 34, stag_sub(h, iw_get_be32(u + 34))); /* source */
@@ -178,7 +186,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    ddp_stag_reg(h.stags, PD, h.sink, (uintptr_t)h.sink, sizeof(h.sink),
 			 DDP_ACCESS_LOCAL_WRITE, &h.stag_sink) ||
 	    ddp_stag_reg(h.stags, PD, h.remote_w, 0, sizeof(h.remote_w),
-			 DDP_ACCESS_REMOTE_WRITE | DDP_ACCESS_REMOTE_INVALIDATE, &h.stag_w) ||
+			 DDP_ACCESS_REMOTE_WRITE | DDP_ACCESS_REMOTE_INVALIDATE |
+				 DDP_ACCESS_REMOTE_ATOMIC,
+			 &h.stag_w) ||
 	    ddp_stag_reg(h.stags, PD, h.remote_r, 0x10000, sizeof(h.remote_r),
 			 DDP_ACCESS_REMOTE_READ, &h.stag_r))
 		abort();
@@ -208,6 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.mpa.p2p = true;
 		cfg.mpa.rtr = forms[(mode >> 4) & 3];
 	}
+	cfg.rfc7306 = mode & 64;
 	if (rdmap_qp_create(&cfg, &h.qp) != IW_OK)
 		abort();
 
@@ -236,6 +247,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rdmap_qp_post_send(h.qp, &swr) != IW_OK)
 		abort();
 	h.posted++;
+	if (cfg.rfc7306) {
+		/* An Atomic Request (Request Identifier 0) behind the Read. */
+		swr.wr_id = 2;
+		swr.opcode = RDMAP_WR_ATOMIC_CS;
+		swr.sg[0].addr = (uintptr_t)h.sink + 64;
+		swr.sg[0].length = RDMAP_ATOMIC_LEN;
+		swr.remote_to = 8;
+		if (rdmap_qp_post_send(h.qp, &swr) != IW_OK)
+			abort();
+		h.posted++;
+	}
 	drain(&h);
 
 	if (reframe)

@@ -289,6 +289,9 @@ int iwv_query_device(struct iwv_context *context, struct iwv_device_attr *attr)
 	attr->max_qp_rd_atom = IWV_QP_IRD_CAP;
 	attr->max_qp_init_rd_atom = IWV_QP_ORD_CAP;
 	attr->max_inline_data = IWV_MAX_INLINE;
+	/* RFC 7306 atomics are one CAS on the host word: atomic against every QP,
+	 * context and CPU thread (on a QP created with rfc7306). */
+	attr->atomic_cap = IWV_ATOMIC_GLOB;
 	return 0;
 }
 

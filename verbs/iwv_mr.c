@@ -6,8 +6,9 @@
  * it (iwv_dealloc_pd says EBUSY while any remain).  An MR is an entry of the
  * context's STag table (ddp_stag_reg): lkey = rkey = the STag, the tagged
  * offset of its first octet is its address (as an ibverbs iova), and its
- * ibverbs access flags become DDP access rights.  Access for memory windows
- * and atomics is refused (EOPNOTSUPP): neither is implemented.
+ * ibverbs access flags become DDP access rights (remote atomic: the RFC 7306
+ * Atomic Requests of a QP that enabled them).  Access for memory windows is
+ * refused (EOPNOTSUPP).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -63,12 +64,13 @@ struct iwv_mr *iwv_reg_mr(struct iwv_pd *pd, void *addr, size_t length, int acce
 		errno = EINVAL;
 		return NULL;
 	}
-	if (access & (IWV_ACCESS_REMOTE_ATOMIC | IWV_ACCESS_MW_BIND)) {
+	if (access & IWV_ACCESS_MW_BIND) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	/* ibverbs: remote write needs local write. */
-	if ((access & IWV_ACCESS_REMOTE_WRITE) && !(access & IWV_ACCESS_LOCAL_WRITE)) {
+	/* ibverbs: remote write and remote atomic need local write. */
+	if ((access & (IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IWV_ACCESS_LOCAL_WRITE)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -78,9 +80,11 @@ struct iwv_mr *iwv_reg_mr(struct iwv_pd *pd, void *addr, size_t length, int acce
 		da |= DDP_ACCESS_REMOTE_WRITE;
 	if (access & IWV_ACCESS_REMOTE_READ)
 		da |= DDP_ACCESS_REMOTE_READ;
+	if (access & IWV_ACCESS_REMOTE_ATOMIC)
+		da |= DDP_ACCESS_REMOTE_ATOMIC;
 	/* iWARP: a peer's Send with Invalidate may invalidate any STag it was
 	 * given (RFC 5040 §6.10.2 checks PD and that the STag is remote). */
-	if (access & (IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_READ))
+	if (access & (IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_READ | IWV_ACCESS_REMOTE_ATOMIC))
 		da |= DDP_ACCESS_REMOTE_INVALIDATE;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {

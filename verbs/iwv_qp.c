@@ -143,13 +143,38 @@ static void wc_from_rdmap(struct iwv_qp_int *qp, const struct rdmap_wc *in, stru
 	case RDMAP_WC_RDMA_READ:
 		out->opcode = IWV_WC_RDMA_READ;
 		break;
+	case RDMAP_WC_COMP_SWAP:
+		out->opcode = IWV_WC_COMP_SWAP;
+		break;
+	case RDMAP_WC_FETCH_ADD:
+		out->opcode = IWV_WC_FETCH_ADD;
+		break;
+	case RDMAP_WC_LOCAL_INV:
+		out->opcode = IWV_WC_LOCAL_INV;
+		break;
+	case RDMAP_WC_FAST_REG:
+		out->opcode = IWV_WC_REG_MR;
+		break;
+	case RDMAP_WC_BIND_MW:
+		out->opcode = IWV_WC_BIND_MW;
+		break;
 	case RDMAP_WC_RECV:
+	case RDMAP_WC_RECV_RDMA_WITH_IMM:
 	default:
-		out->opcode = IWV_WC_RECV;
+		out->opcode = in->opcode == RDMAP_WC_RECV_RDMA_WITH_IMM ? IWV_WC_RECV_RDMA_WITH_IMM
+									: IWV_WC_RECV;
 		out->solicited = in->solicited;
 		if (in->invalidated) {
 			out->wc_flags |= IWV_WC_WITH_INV;
 			out->invalidated_rkey = in->invalidated_stag;
+		}
+		if (in->with_imm) {
+			/* ibverbs' 32-bit imm_data (network order) is the first 4 of the 8 octets. */
+			uint8_t b[4];
+
+			iw_put_be32(b, (uint32_t)(in->imm >> 32));
+			memcpy(&out->imm_data, b, sizeof(b));
+			out->wc_flags |= IWV_WC_WITH_IMM;
 		}
 		break;
 	}
@@ -166,7 +191,7 @@ static void qp_drain(struct iwv_qp_int *qp)
 			struct iwv_wc wc;
 
 			wc_from_rdmap(qp, &w[i], &wc);
-			if (wc.opcode == IWV_WC_RECV) {
+			if (wc.opcode & IWV_WC_RECV) {
 				wc_ring_push(&qp->rstage, &wc);
 			} else {
 				/* the opcode the user posted (flushes report it too) */
@@ -282,6 +307,7 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	memset(&cfg.mpa, 0, sizeof(cfg.mpa));
 	cfg.mpa.ird = IWV_QP_IRD_CAP;
 	cfg.mpa.ord = IWV_QP_ORD_CAP;
+	cfg.rfc7306 = attr->rfc7306 != 0;
 
 	pthread_mutex_lock(&ctx->lock);
 	r = IW_OK;
@@ -388,6 +414,70 @@ static int flush_send_now(struct iwv_qp_int *qp, uint32_t slot)
 	return 0;
 }
 
+/* The completion opcode of a send work request (flushes report it too). */
+static enum iwv_wc_opcode send_wc_opcode(enum iwv_wr_opcode op)
+{
+	switch (op) {
+	case IWV_WR_RDMA_WRITE:
+	case IWV_WR_RDMA_WRITE_WITH_IMM:
+		return IWV_WC_RDMA_WRITE;
+	case IWV_WR_RDMA_READ:
+		return IWV_WC_RDMA_READ;
+	case IWV_WR_ATOMIC_CMP_AND_SWP:
+		return IWV_WC_COMP_SWAP;
+	case IWV_WR_ATOMIC_FETCH_AND_ADD:
+		return IWV_WC_FETCH_ADD;
+	case IWV_WR_LOCAL_INV:
+		return IWV_WC_LOCAL_INV;
+	case IWV_WR_BIND_MW:
+		return IWV_WC_BIND_MW;
+	case IWV_WR_REG_MR:
+		return IWV_WC_REG_MR;
+	default:
+		return IWV_WC_SEND;
+	}
+}
+
+/*
+ * RFC 7306 work requests as rdmap ones.  ibverbs' imm_data (32 bits, network
+ * order) travels as the first 4 of the 8 Immediate Data octets, the other 4
+ * zero; a plain ibverbs atomic is a masked one with every mask bit set (and a
+ * Fetch-and-Add without field boundaries).
+ */
+static void post_fill_rfc7306(const struct iwv_send_wr *wr, struct rdmap_send_wr *w)
+{
+	uint8_t b[4];
+
+	memcpy(b, &wr->imm_data, sizeof(b));
+	switch (wr->opcode) {
+	case IWV_WR_RDMA_WRITE_WITH_IMM:
+	case IWV_WR_SEND_WITH_IMM:
+		w->opcode =
+			wr->opcode == IWV_WR_SEND_WITH_IMM ? RDMAP_WR_SEND_IMM : RDMAP_WR_WRITE_IMM;
+		w->imm = (uint64_t)iw_get_be32(b) << 32;
+		if (wr->send_flags & IWV_SEND_SOLICITED)
+			w->flags |= RDMAP_WR_SOLICITED;
+		break;
+	case IWV_WR_ATOMIC_FETCH_AND_ADD:
+		w->opcode = RDMAP_WR_ATOMIC_FA;
+		w->atomic.add_swap = wr->wr.atomic.compare_add;
+		w->atomic.add_swap_mask = 0;
+		w->atomic.compare_mask = UINT64_MAX;
+		break;
+	default:
+		w->opcode = RDMAP_WR_ATOMIC_CS;
+		w->atomic.add_swap = wr->wr.atomic.swap;
+		w->atomic.add_swap_mask = UINT64_MAX;
+		w->atomic.compare = wr->wr.atomic.compare_add;
+		w->atomic.compare_mask = UINT64_MAX;
+		break;
+	}
+	if (w->opcode == RDMAP_WR_ATOMIC_FA || w->opcode == RDMAP_WR_ATOMIC_CS) {
+		w->remote_stag = wr->wr.atomic.rkey;
+		w->remote_to = wr->wr.atomic.remote_addr;
+	}
+}
+
 static int post_one_send(struct iwv_qp_int *qp, const struct iwv_send_wr *wr)
 {
 	struct rdmap_send_wr w;
@@ -413,6 +503,20 @@ static int post_one_send(struct iwv_qp_int *qp, const struct iwv_send_wr *wr)
 		if (wr->num_sge != 1 || (wr->send_flags & IWV_SEND_INLINE))
 			return EINVAL;
 		break;
+	case IWV_WR_RDMA_WRITE_WITH_IMM:
+	case IWV_WR_SEND_WITH_IMM:
+	case IWV_WR_ATOMIC_CMP_AND_SWP:
+	case IWV_WR_ATOMIC_FETCH_AND_ADD:
+		if (!qp->attr.rfc7306)
+			return EINVAL;
+		post_fill_rfc7306(wr, &w);
+		if (w.opcode == RDMAP_WR_ATOMIC_FA || w.opcode == RDMAP_WR_ATOMIC_CS) {
+			/* One 8-octet result buffer; an 8-octet aligned target. */
+			if (wr->num_sge != 1 || !wr->sg_list || wr->sg_list[0].length != 8 ||
+			    (wr->wr.atomic.remote_addr & 7) || (wr->send_flags & IWV_SEND_INLINE))
+				return EINVAL;
+		}
+		break;
 	default:
 		return EINVAL;
 	}
@@ -436,17 +540,17 @@ static int post_one_send(struct iwv_qp_int *qp, const struct iwv_send_wr *wr)
 	s = &qp->slots[slot];
 	s->wr_id = wr->wr_id;
 	s->signaled = (wr->send_flags & IWV_SEND_SIGNALED) || qp->attr.sq_sig_all;
-	s->opcode = wr->opcode == IWV_WR_RDMA_WRITE  ? IWV_WC_RDMA_WRITE
-		    : wr->opcode == IWV_WR_RDMA_READ ? IWV_WC_RDMA_READ
-						     : IWV_WC_SEND;
+	s->opcode = send_wc_opcode(wr->opcode);
 
 	if (qp->pub.state == IWV_QPS_ERR || !qp_accepts_work(qp))
 		return flush_send_now(qp, slot);
 
 	w.wr_id = slot;
-	w.flags = RDMAP_WR_SIGNALED | ((wr->send_flags & IWV_SEND_FENCE) ? RDMAP_WR_FENCE : 0);
-	w.remote_stag = wr->wr.rdma.rkey;
-	w.remote_to = wr->wr.rdma.remote_addr;
+	w.flags |= RDMAP_WR_SIGNALED | ((wr->send_flags & IWV_SEND_FENCE) ? RDMAP_WR_FENCE : 0);
+	if (w.opcode != RDMAP_WR_ATOMIC_FA && w.opcode != RDMAP_WR_ATOMIC_CS) {
+		w.remote_stag = wr->wr.rdma.rkey;
+		w.remote_to = wr->wr.rdma.remote_addr;
+	}
 	if (wr->send_flags & IWV_SEND_INLINE) {
 		uint8_t *dst = qp->inline_buf + (size_t)slot * qp->attr.cap.max_inline_data;
 		uint32_t off = 0;

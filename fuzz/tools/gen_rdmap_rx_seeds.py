@@ -22,6 +22,22 @@ def read_req(msn, sink_stag, sink_to, size, src_stag, src_to):
     return untagged(1, 1, msn) + struct.pack(">IQIIQ", sink_stag, sink_to, size, src_stag, src_to)
 
 
+def atomic_req(msn, aop, req_id, stag, to, add_swap, add_swap_mask, compare, compare_mask):
+    """RFC 7306 Atomic Request (QN 1, opcode 0xA): 52-octet header after DDP."""
+    return untagged(0xA, 1, msn) + struct.pack(">IIIQQQQQ", aop, req_id, stag, to, add_swap,
+                                               add_swap_mask, compare, compare_mask)
+
+
+def atomic_resp(msn, req_id, orig):
+    """RFC 7306 Atomic Response (QN 3, opcode 0xB)."""
+    return untagged(0xB, 3, msn) + struct.pack(">IQ", req_id, orig)
+
+
+def imm(msn, data, se=False):
+    """RFC 7306 Immediate Data (QN 0, opcode 0x8 / 0x9 with SE): 8 octets."""
+    return untagged(0x9 if se else 0x8, 0, msn) + struct.pack(">Q", data)
+
+
 def records(*ulpdus):
     return b"".join(struct.pack(">H", len(u)) + u for u in ulpdus)
 
@@ -68,6 +84,15 @@ seeds = {
     "reserved-opcode": b"\x01" + records(untagged(0xB, 0, 1)),
     "qn3": b"\x01" + records(untagged(3, 3, 1)),
     "short": b"\x01" + records(b"\x41\x43\x00"),
+    # RFC 7306 (mode bit 6): Write with Immediate, Send with Immediate, atomics
+    "rfc7306-write-imm": b"\x41" + records(write, imm(1, 0x1122334455667788)),
+    "rfc7306-send-imm-se": b"\x41" + records(send1, imm(2, 7, se=True)),
+    "rfc7306-fetch-add": b"\x41" + records(atomic_req(1, 0, 9, 1, 0, 5, 0, 0, 2**64 - 1)),
+    "rfc7306-cmp-swap": b"\x41" + records(atomic_req(1, 2, 9, 1, 8, 3, 2**64 - 1, 0,
+                                                      2**64 - 1),
+                                           atomic_req(2, 0, 10, 1, 16, 1, 0xFF00, 0, 0)),
+    "rfc7306-responses": b"\x41" + records(rresp, atomic_resp(1, 0, 1234)),
+    "rfc7306-off": b"\x01" + records(atomic_req(1, 0, 9, 1, 0, 5, 0, 0, 2**64 - 1)),
 }
 os.makedirs(sys.argv[1], exist_ok=True)
 for name, data in seeds.items():

@@ -176,8 +176,9 @@ struct vh_cfg {
 	struct iwv_qp_cap cap;
 	int sq_sig_all;
 	int cqe;
-	bool comp_channel;    /* one completion channel per side for both its CQs */
-	bool default_channel; /* iwcm_create_event_channel(): ids on the default context */
+	bool comp_channel;	  /* one completion channel per side for both its CQs */
+	bool default_channel;	  /* iwcm_create_event_channel(): ids on the default context */
+	int c_rfc7306, s_rfc7306; /* iwv_qp_init_attr.rfc7306 of each side's QP */
 	/* Called with the side's QP in INIT, just before connect / accept. */
 	void (*before_connect)(struct vh_pair *p);
 	void (*before_accept)(struct vh_pair *p);
