@@ -2,7 +2,10 @@
 /*
  * test_rdmap_hdr.c - RDMA Read Request header and Terminate message
  * (RFC 5040 §4.4, §4.8, figure 10) against the ddp-rdmap vectors, plus
- * truncation, reserved-bit, layer-range and random round-trip properties.
+ * truncation, reserved-bit, layer-range and random round-trip properties;
+ * the RFC 7306 Atomic Request / Atomic Response / Immediate Data headers
+ * against the rfc7306 vectors, and rdmap_atomic_apply against a bit-by-bit
+ * model of the masked operations.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -387,6 +390,121 @@ START_TEST(term_random_structs_round_trip)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------- */
+/* RFC 7306                                                                */
+/* ---------------------------------------------------------------------- */
+
+START_TEST(rfc7306_every_vector_decodes_to_its_fields_and_reencodes_exactly)
+{
+	ck_assert_uint_ge(IW_ARRAY_SIZE(rfc7306_vectors), 7);
+	for (size_t i = 0; i < IW_ARRAY_SIZE(rfc7306_vectors); i++) {
+		const struct rfc7306_vector *v = &rfc7306_vectors[i];
+		uint8_t seg[SEG_MAX], out[RDMAP_ATOMIC_REQ_LEN];
+		const struct rdmap_opcode_info *info;
+		const uint8_t *body = seg + DDP_UNTAGGED_HDR_LEN;
+		struct ddp_hdr h;
+		long n = th_hex_decode(v->bytes_hex, seg, SEG_MAX);
+
+		ck_assert_int_eq(n, (long)v->length);
+		ck_assert_int_eq(ddp_hdr_decode(seg, (size_t)n, &h), DDP_UNTAGGED_HDR_LEN);
+		ck_assert_uint_eq(rdmap_ctrl_opcode(h.rsvdulp), v->opcode);
+		ck_assert_uint_eq(h.qn, v->qn);
+		ck_assert_uint_eq(h.msn, v->msn);
+		info = rdmap_opcode_info(h.rsvdulp);
+		ck_assert(info->supported && info->rfc7306 && !info->tagged);
+		ck_assert_uint_eq(info->qn, h.qn);
+		ck_assert_uint_eq((size_t)n, DDP_UNTAGGED_HDR_LEN + info->rdmap_hdr_len);
+		if (v->opcode == RDMAP_OP_ATOMIC_REQ) {
+			struct rdmap_atomic_req a;
+
+			rdmap_atomic_req_decode(body, &a);
+			ck_assert_uint_eq(a.aop, v->aop);
+			ck_assert_uint_eq(a.req_id, v->req_id);
+			ck_assert_uint_eq(a.stag, v->stag);
+			ck_assert_uint_eq(a.to, v->to);
+			ck_assert_uint_eq(a.add_swap, v->add_swap);
+			ck_assert_uint_eq(a.add_swap_mask, v->add_swap_mask);
+			ck_assert_uint_eq(a.compare, v->compare);
+			ck_assert_uint_eq(a.compare_mask, v->compare_mask);
+			rdmap_atomic_req_encode(&a, out);
+			ck_assert_mem_eq(out, body, RDMAP_ATOMIC_REQ_LEN);
+		} else if (v->opcode == RDMAP_OP_ATOMIC_RESP) {
+			struct rdmap_atomic_resp a;
+
+			rdmap_atomic_resp_decode(body, &a);
+			ck_assert_uint_eq(a.req_id, v->req_id);
+			ck_assert_uint_eq(a.orig, v->orig);
+			rdmap_atomic_resp_encode(&a, out);
+			ck_assert_mem_eq(out, body, RDMAP_ATOMIC_RESP_LEN);
+		} else {
+			ck_assert_uint_eq(iw_get_be64(body), v->imm);
+			ck_assert_uint_eq(info->solicited, v->opcode == RDMAP_OP_IMM_SE);
+		}
+	}
+}
+END_TEST
+
+START_TEST(rfc7306_reserved_bits_of_the_aopcode_word_are_ignored_and_sent_zero)
+{
+	uint8_t buf[RDMAP_ATOMIC_REQ_LEN] = {0};
+	struct rdmap_atomic_req a;
+
+	buf[0] = 0xFF;
+	buf[3] = 0xF2;
+	rdmap_atomic_req_decode(buf, &a);
+	ck_assert_uint_eq(a.aop, RDMAP_AOP_CMP_SWAP);
+	a.aop = 0xF2; /* only the low 4 bits are the AOpCode */
+	rdmap_atomic_req_encode(&a, buf);
+	ck_assert_uint_eq(iw_get_be32(buf), 2);
+}
+END_TEST
+
+/* The masked operations bit by bit, as the header comment of rdmap.h states them. */
+static uint64_t model_apply(uint64_t *t, const struct rdmap_atomic_req *a)
+{
+	uint64_t old = *t, out = 0;
+	unsigned carry = 0;
+
+	if (a->aop == RDMAP_AOP_CMP_SWAP) {
+		if (((old ^ a->compare) & a->compare_mask) == 0)
+			*t = (old & ~a->add_swap_mask) | (a->add_swap & a->add_swap_mask);
+		return old;
+	}
+	for (unsigned b = 0; b < 64; b++) {
+		unsigned s =
+			(unsigned)((old >> b) & 1) + (unsigned)((a->add_swap >> b) & 1) + carry;
+
+		out |= (uint64_t)(s & 1) << b;
+		/* a field boundary at bit b drops the carry out of it */
+		carry = (a->add_swap_mask >> b) & 1 ? 0 : s >> 1;
+	}
+	*t = out;
+	return old;
+}
+
+START_TEST(rfc7306_atomic_apply_matches_the_bitwise_model)
+{
+	struct th_rng r;
+
+	th_rng_init(&r, th_seed_for(7306));
+	for (int i = 0; i < 200000; i++) {
+		struct rdmap_atomic_req a = {
+			.aop = (i & 1) ? RDMAP_AOP_CMP_SWAP : RDMAP_AOP_FETCH_ADD,
+			.add_swap = th_rng_next(&r),
+			.add_swap_mask = (i & 6) == 0 ? 0 : th_rng_next(&r),
+			.compare = th_rng_next(&r),
+			.compare_mask = (i & 8) ? th_rng_next(&r) : UINT64_MAX,
+		};
+		uint64_t w = (i & 16) ? a.compare ^ (th_rng_next(&r) & ~a.compare_mask)
+				      : th_rng_next(&r);
+		uint64_t m = w;
+
+		ck_assert_uint_eq(rdmap_atomic_apply(&w, &a), model_apply(&m, &a));
+		ck_assert_msg(w == m, "aop %u word %016llx", a.aop, (unsigned long long)w);
+	}
+}
+END_TEST
+
 static Suite *rdmap_hdr_suite(void)
 {
 	Suite *s = suite_create("rdmap_hdr");
@@ -409,6 +527,9 @@ static Suite *rdmap_hdr_suite(void)
 	tcase_add_test(fill, term_fill_follows_figure_10);
 	tcase_add_test(fill, term_fill_ignores_a_header_of_the_wrong_length);
 	suite_add_tcase(s, fill);
+	TH_ADD_TCASE(s, "rfc7306", rfc7306_every_vector_decodes_to_its_fields_and_reencodes_exactly,
+		     rfc7306_reserved_bits_of_the_aopcode_word_are_ignored_and_sent_zero,
+		     rfc7306_atomic_apply_matches_the_bitwise_model);
 	return s;
 }
 

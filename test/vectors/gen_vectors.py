@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Turn the JSON test vectors into a C header (iw_vectors.h) for the Check tests.
 
-usage: gen_vectors.py OUT.h crc32c.json mpa.json siw-mpa-request.hex [ddp-rdmap.json]
+usage: gen_vectors.py OUT.h crc32c.json mpa.json siw-mpa-request.hex [ddp-rdmap.json
+                      [rfc7306.json]]
 
 The JSON files in test/vectors/ were checked independently when they were made
 (each file's how_derived says how; see test/vectors/README.md); this script only
@@ -113,6 +114,19 @@ def main():
             cstr(e.get('terminated_ddp_header_hex', '')),
             cstr(e.get('terminated_rdma_header_hex', '')),
             cstr(e.get('crc_wire_hex', '')), str(bool(e.get('mpa_framed', False))).lower()))
+    w.append('};')
+    # RFC 7306 vectors: every field a uint64_t, absent ones 0 (the opcode says which apply).
+    r7 = json.load(open(sys.argv[6])) if len(sys.argv) > 6 else {'vectors': []}
+    f7 = ['length', 'opcode', 'qn', 'msn', 'aop', 'req_id', 'stag', 'to', 'add_swap',
+          'add_swap_mask', 'compare', 'compare_mask', 'orig', 'imm']
+    w.append('struct rfc7306_vector { const char *name; const char *bytes_hex; ' +
+             ' '.join('uint64_t %s;' % f for f in f7) + ' };')
+    w.append('static const struct rfc7306_vector rfc7306_vectors[] = {')
+    for v in r7['vectors']:
+        e = dict(v['expect'])
+        e['length'] = v['length']
+        w.append('\t{%s, %s, %s},' % (cstr(v['name']), cstr(v['bytes_hex']),
+                                      ', '.join('%dULL' % int(e.get(f, 0)) for f in f7)))
     w.append('};')
     w.append('#endif')
     with open(out, 'w') as f:
