@@ -635,8 +635,9 @@ static void tx_start_read(struct rdmap_qp *qp, uint32_t idx, const struct qp_sqe
 	rdmap_read_req_encode(&rr, body);
 	txm_untagged_raw(qp, TXM_SQ, (int)idx, RDMAP_OP_READ_REQ, DDP_QN_READ_REQ, body,
 			 sizeof(body));
+	/* The slot may have held an Atomic Request: nothing of it may survive. */
+	memset(rd, 0, sizeof(*rd));
 	rd->sq_idx = idx;
-	rd->rtr = false;
 	rd->sink_stag = rr.sink_stag;
 	rd->sink_to = rr.sink_to;
 	rd->size = rr.size;
@@ -1424,6 +1425,7 @@ static void ird_push(struct rdmap_qp *qp, const struct rdmap_read_req *rr, uint8
 {
 	struct qp_ird *e = &qp->ird[(qp->ird_head + qp->ird_count) % qp->ird_size];
 
+	memset(e, 0, sizeof(*e)); /* the slot may have held an Atomic Request */
 	e->rr = *rr;
 	e->src = src;
 	e->rtr = rtr;
