@@ -45,6 +45,16 @@
  * target range a private copy of its remaining payload, so the octets sent
  * always match their CRC.  The common case stays zero copy.
  *
+ * Shared receive queue (cfg.srq, rdmap_srq.c).  The QP's own receive queue
+ * then has one entry: the receive it took from the SRQ for the untagged QN 0
+ * message in progress (rq_current()).  From there on that receive is the
+ * QP's like a posted one: placement, invalidation, completion and flush use
+ * the same code.  A QP takes a receive only while its completion ring has
+ * room for one more completion, so the ring (sized with the SRQ's depth) can
+ * never overflow whoever does not poll: a Send that finds the ring full meets
+ * the same "no buffer" Terminate as an empty receive queue.  A failing QP
+ * flushes only the receive it holds; the others stay in the SRQ.
+ *
  * Memory: everything is allocated at create time and bounded by the config;
  * nothing is ever sized by a peer.  The only later allocation is a slot's
  * bounce buffer (one MPA ULPDU at most, at most QP_SLOTS of them), made the
@@ -57,6 +67,7 @@
 #include "iw_alloc.h"
 #include "iw_bytes.h"
 #include "iw_log.h"
+#include "rdmap_srq_int.h"
 
 #define QP_SLOTS 16 /* framed FPDUs in flight */
 /* The largest header-only ULPDU: a Terminate or an RFC 7306 Atomic Request. */
@@ -981,12 +992,6 @@ static size_t rx_hdr_want(const struct rdmap_qp *qp, const uint8_t *hdr, size_t 
 	return IW_MIN(want, ulpdu_len);
 }
 
-/* The posted receive the current QN 0 message lands in, or NULL. */
-static struct qp_rqe *rq_front(struct rdmap_qp *qp)
-{
-	return qp->rq_count ? &qp->rq[qp->rq_head] : NULL;
-}
-
 static int rx_check_write(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
 	enum ddp_stag_check why;
@@ -1041,9 +1046,35 @@ static int64_t rqe_len(const struct qp_rqe *r)
 	return n;
 }
 
+static bool cq_room(const struct rdmap_qp *qp);
+
+/*
+ * The receive that the untagged QN 0 message of header `h` lands in (NULL:
+ * none).  The QP's own receive queue, or with an SRQ the one receive taken
+ * from it: the next one is taken when a new message starts (its first
+ * segment carries the expected MSN and MO 0, RFC 5041 §5.3) and the
+ * completion ring has room for it (cq_room); otherwise there is no buffer
+ * (RFC 5041 §7.2: the "no buffer" Terminate, as an empty receive queue).
+ */
+static struct qp_rqe *rq_current(struct rdmap_qp *qp, const struct ddp_hdr *h)
+{
+	struct qp_rqe *r;
+
+	if (qp->rq_count)
+		return &qp->rq[qp->rq_head];
+	if (!qp->cfg.srq || h->msn != qp->rxq[DDP_QN_SEND].msn || h->mo != 0 || !cq_room(qp))
+		return NULL;
+	r = &qp->rq[qp->rq_head];
+	memset(r, 0, sizeof(*r));
+	if (!rdmap_srq_take(qp->cfg.srq, &r->wr))
+		return NULL;
+	qp->rq_count = 1;
+	return r;
+}
+
 static int rx_check_send(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
-	struct qp_rqe *r = rq_front(qp);
+	struct qp_rqe *r = rq_current(qp, &s->h);
 	struct iovec iov[RDMAP_MAX_SGE];
 	uint64_t total;
 	int err, i;
@@ -1201,7 +1232,7 @@ static int rx_check_aresp(struct rdmap_qp *qp, struct qp_rxseg *s)
  */
 static int rx_check_imm(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
-	struct qp_rqe *r = rq_front(qp);
+	struct qp_rqe *r = rq_current(qp, &s->h);
 	int err;
 
 	s->kind = RX_IMM;
@@ -1719,8 +1750,8 @@ int rdmap_qp_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr)
 		return IW_EINVAL;
 	if (qp->state != RDMAP_QP_RTS && qp->state != RDMAP_QP_IDLE)
 		return IW_ESTATE;
-	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE)
-		return IW_EINVAL;
+	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE || qp->cfg.srq)
+		return IW_EINVAL; /* a QP on an SRQ has no receive queue to post to */
 	if (qp->rq_count == qp->cfg.rq_depth || !cq_room(qp))
 		return IW_ENOSPC;
 	r = &qp->rq[(qp->rq_head + qp->rq_count) % qp->cfg.rq_depth];
@@ -1795,8 +1826,9 @@ static bool config_ok(const struct rdmap_qp_config *c)
 {
 	if (!c->stags)
 		return false;
-	if (c->sq_depth < 1 || c->sq_depth > QP_DEPTH_MAX || c->rq_depth < 1 ||
-	    c->rq_depth > QP_DEPTH_MAX)
+	if (c->sq_depth < 1 || c->sq_depth > QP_DEPTH_MAX)
+		return false;
+	if (!c->srq && (c->rq_depth < 1 || c->rq_depth > QP_DEPTH_MAX))
 		return false;
 	if (c->mulpdu < MPA_MULPDU_MIN || c->mulpdu > MPA_ULPDU_MAX)
 		return false;
@@ -1811,6 +1843,8 @@ void rdmap_qp_destroy(struct rdmap_qp *qp)
 {
 	if (!qp)
 		return;
+	if (qp->cfg.srq)
+		rdmap_srq_use(qp->cfg.srq, -1);
 	iw_free(qp->sq);
 	iw_free(qp->rq);
 	iw_free(qp->cq);
@@ -1890,9 +1924,18 @@ int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **out)
 	qp->ird_lim = IW_MIN((uint32_t)cfg->mpa.ird, QP_IRD_CAP);
 	qp->rd_size = qp->ord_lim + 1;	/* + the Read RTR */
 	qp->ird_size = qp->ird_lim + 1; /* + the Read RTR */
-	qp->cq_size = cfg->sq_depth + cfg->rq_depth + qp->ord_lim;
+	if (cfg->srq) {
+		/* the own queue holds the one receive taken from the SRQ; the ring
+		 * room for receive completions is the SRQ's depth (see rq_current) */
+		rdmap_srq_use(cfg->srq, 1);
+		qp->cfg.rq_depth = 1;
+		qp->cq_size = cfg->sq_depth + IW_MIN(rdmap_srq_depth(cfg->srq), QP_DEPTH_MAX) +
+			      qp->ord_lim;
+	} else {
+		qp->cq_size = cfg->sq_depth + cfg->rq_depth + qp->ord_lim;
+	}
 	qp->sq = iw_calloc(cfg->sq_depth, sizeof(*qp->sq));
-	qp->rq = iw_calloc(cfg->rq_depth, sizeof(*qp->rq));
+	qp->rq = iw_calloc(qp->cfg.rq_depth, sizeof(*qp->rq));
 	qp->cq = iw_calloc(qp->cq_size, sizeof(*qp->cq));
 	qp->rd = iw_calloc(qp->rd_size, sizeof(*qp->rd));
 	qp->ird = iw_calloc(qp->ird_size, sizeof(*qp->ird));

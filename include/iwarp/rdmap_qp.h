@@ -276,6 +276,14 @@ IW_EXPORT const struct rdmap_term *rdmap_qp_term_received(const struct rdmap_qp 
  * the QP and completes through rdmap_qp_poll() like its own.  When a QP fails
  * only the receive it had taken is flushed: the others stay in the SRQ for
  * the remaining QPs.  Sans-I/O and not thread safe (the caller locks).
+ *
+ * A QP takes a receive only while its own completion ring (sized with
+ * sq_depth + the SRQ's depth) has room for one more completion: a QP whose
+ * completions nobody polls answers the next Send with the same DDP "no
+ * buffer" Terminate as an empty SRQ (RFC 5041 §7.2), never with a lost
+ * completion.  rdmap_qp_post_recv() on a QP with an SRQ is IW_EINVAL.  The
+ * SRQ must outlive its QPs; the receive buffers are checked against the
+ * taking QP's PD and STag table.
  */
 IW_EXPORT int rdmap_srq_create(uint32_t depth, struct rdmap_srq **srq); /* depth 1..65536 */
 /* IW_ESTATE while a QP still uses it. */

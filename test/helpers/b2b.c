@@ -183,9 +183,13 @@ struct b2b *b2b_create(const struct b2b_opts *o)
 	b->now_ns = 1000000000ull;
 	b2b_negotiate(b);
 
-	b->stags[0] = ddp_stag_table_create(b->opts.stag_max, th_rng_next(&b->rng));
+	b->stags[0] = b->opts.ext_stags[0]
+			      ? b->opts.ext_stags[0]
+			      : ddp_stag_table_create(b->opts.stag_max, th_rng_next(&b->rng));
 	ck_assert_ptr_nonnull(b->stags[0]);
-	if (b->opts.shared_stags) {
+	if (b->opts.ext_stags[1]) {
+		b->stags[1] = b->opts.ext_stags[1];
+	} else if (b->opts.shared_stags) {
 		b->stags[1] = b->stags[0];
 	} else {
 		b->stags[1] = ddp_stag_table_create(b->opts.stag_max, th_rng_next(&b->rng));
@@ -207,6 +211,7 @@ struct b2b *b2b_create(const struct b2b_opts *o)
 		if (b->opts.max_msg)
 			c->max_msg = b->opts.max_msg;
 		c->rfc7306 = b->opts.rfc7306[i];
+		c->srq = b->opts.srq[i];
 		c->mulpdu = b->opts.mulpdu[i] ? b->opts.mulpdu[i]
 					      : mpa_mulpdu(b->opts.emss, b->params[i].markers_tx);
 		c->mpa = b->params[i];
@@ -241,9 +246,10 @@ void b2b_destroy(struct b2b *b)
 		rdmap_qp_destroy(b->qp[i]);
 		free(b->sniff[i]);
 	}
-	if (b->stags[1] != b->stags[0])
+	if (b->stags[1] != b->stags[0] && !b->opts.ext_stags[1])
 		ddp_stag_table_destroy(b->stags[1]);
-	ddp_stag_table_destroy(b->stags[0]);
+	if (!b->opts.ext_stags[0])
+		ddp_stag_table_destroy(b->stags[0]);
 	free(b->scratch);
 	free(b);
 }

@@ -82,6 +82,11 @@ struct b2b_opts {
 	uint32_t max_msg;   /* 0 = default */
 	uint32_t mulpdu[2]; /* 0 = mpa_mulpdu(emss, markers_tx) of that side */
 	bool rfc7306[2];    /* RFC 7306 enabled per side (default false) */
+	/* shared receive queues: side i's QP takes its receives from srq[i] (NULL = its
+	 * own RQ); ext_stags[i]: side i uses this STag table (not owned, NULL = its own),
+	 * so that pairs sharing an SRQ can share the receive buffers' STags */
+	struct rdmap_srq *srq[2];
+	struct ddp_stag_table *ext_stags[2];
 	/* pump */
 	enum b2b_split split; /* default WHOLE */
 	uint64_t seed;	      /* RANDOM and STag keys; 0 = th_seed_from_env() */
