@@ -134,6 +134,7 @@ void iwv_context_attr_default(struct iwv_context_attr *attr)
 }
 
 static void *engine_thread_main(void *arg);
+static void ctx_stop_thread(struct iwv_ctx *ctx);
 
 static void ctx_free(struct iwv_ctx *ctx)
 {
@@ -145,6 +146,10 @@ static void ctx_free(struct iwv_ctx *ctx)
 		close(ctx->wake_fd);
 	if (ctx->timer_fd >= 0)
 		close(ctx->timer_fd);
+	if (ctx->async_efd >= 0)
+		close(ctx->async_efd);
+	if (ctx->pub.async_fd >= 0)
+		close(ctx->pub.async_fd);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
 }
@@ -185,6 +190,8 @@ struct iwv_context *iwv_open_context(const struct iwv_context_attr *attr_in)
 	ctx->attr = attr;
 	ctx->wake_fd = -1;
 	ctx->timer_fd = -1;
+	ctx->async_efd = -1;
+	iw_list_init(&ctx->async_q);
 	ctx->next_handle = 1;
 	iw_list_init(&ctx->reclaim);
 	iw_timers_init(&ctx->timers);
@@ -215,6 +222,14 @@ struct iwv_context *iwv_open_context(const struct iwv_context_attr *attr_in)
 			errno = EAGAIN;
 			return NULL;
 		}
+	}
+	/* after the thread started: without one, the engine and timer fds join it */
+	r = iwv_chan_fds_open(ctx, &ctx->async_efd, &ctx->pub.async_fd);
+	if (r != IW_OK) {
+		ctx_stop_thread(ctx);
+		ctx_free(ctx);
+		errno = iwv_errno(r);
+		return NULL;
 	}
 	return &ctx->pub;
 }
@@ -292,6 +307,9 @@ int iwv_query_device(struct iwv_context *context, struct iwv_device_attr *attr)
 	/* RFC 7306 atomics are one CAS on the host word: atomic against every QP,
 	 * context and CPU thread (on a QP created with rfc7306). */
 	attr->atomic_cap = IWV_ATOMIC_GLOB;
+	attr->max_srq = 1 << 16;
+	attr->max_srq_wr = IWV_MAX_QP_WR;
+	attr->max_srq_sge = IWV_MAX_SGE;
 	return 0;
 }
 

@@ -53,6 +53,11 @@ struct iwv_ctx {
 	pthread_t thread;
 	bool thread_on, thread_stop;
 	bool is_default; /* the shared context of iwcm_create_event_channel() */
+	/* asynchronous events (iwv_async.c): the queue of iwv_async_node (iwv_obj.h)
+	 * and the eventfd signalled while it is not empty (inside pub.async_fd, an
+	 * epoll set like a channel's fd) */
+	struct iw_list async_q;
+	int async_efd;
 };
 
 static inline struct iwv_ctx *ctx_of(struct iwv_context *c)

@@ -19,6 +19,7 @@
 #include <iwarp/iwv.h>
 #include <iwarp/rdmap_qp.h>
 
+#include "iw_list.h"
 #include "iwv_ctx.h"
 #include "iwv_qp_link.h"
 
@@ -32,6 +33,42 @@ static inline void iwv_pd_use(struct iwv_pd *pd, int d)
 {
 	((struct iwv_pd_int *)pd)->users += d;
 }
+
+/*
+ * An asynchronous event, embedded in the object it is about (one node per
+ * kind of event the object can have) and queued on its context at most once
+ * (on the queue exactly while its link is not an empty list).  The queue is
+ * thus bounded by the objects and an event is never lost: a second one of the
+ * same kind before the first was read is the same event (iwv_async.c).
+ */
+struct iwv_async_node {
+	struct iw_list link; /* on ctx->async_q */
+	struct iwv_async_event ev;
+};
+
+/* Set `n` up for an event of `type` about `element` (not queued). */
+void iwv_async_node_init(struct iwv_async_node *n, enum iwv_event_type type, void *element);
+/* Queue the event (once) and signal the context's async_fd (lock held). */
+void iwv_async_post(struct iwv_ctx *ctx, struct iwv_async_node *n);
+/* Take a queued event off the queue: its object is being destroyed (lock held). */
+void iwv_async_cancel(struct iwv_ctx *ctx, struct iwv_async_node *n);
+
+struct iwv_srq_int {
+	struct iwv_srq pub;
+	struct iwv_srq_attr attr; /* granted max_wr, max_sge; srq_limit armed (0: disarmed) */
+	struct rdmap_srq *rs;
+	int users; /* QPs created on it */
+	unsigned int events_unacked;
+	struct iwv_async_node limit_ev; /* IWV_EVENT_SRQ_LIMIT_REACHED */
+};
+
+static inline struct iwv_srq_int *srq_of(struct iwv_srq *srq)
+{
+	return (struct iwv_srq_int *)srq;
+}
+
+/* The SRQ's limit fired in the engine: disarm it and queue the event (lock held). */
+void iwv_srq_check_limit(struct iwv_srq_int *srq);
 
 /* A ring of work completions. */
 struct wc_ring {
@@ -107,7 +144,12 @@ struct iwv_qp_int {
 	uint32_t recv_posted; /* receives posted and not yet moved to the CQ */
 	uint8_t *inline_buf;
 	uint32_t inline_stag;
-	uint16_t ird, ord;	 /* negotiated */
+	uint16_t ird, ord; /* negotiated */
+	/* asynchronous events: QP_FATAL, LAST_WQE_REACHED (with an SRQ) */
+	struct iwv_async_node fatal_ev, last_wqe_ev;
+	unsigned int events_unacked;
+	bool err_seen;		 /* the move to ERR was noticed (its events posted) */
+	bool destroying;	 /* iwv_destroy_qp runs: no more events */
 	struct iwv_qp_int *next; /* ctx->qps */
 };
 

@@ -19,6 +19,21 @@
  * After posting, the QP kicks its link, which writes at once in the posting
  * thread.  The one conversion of an rdmap work-completion status to an
  * ibverbs one is wc_status() here.
+ *
+ * A QP on a shared receive queue (iwv_srq.c) has no receive queue of its own:
+ * its rdmap_qp takes receives from the SRQ, so they are not counted against
+ * the QP, and it may take more than its receive stage (sized with the SRQ's
+ * max_wr) holds.  Such a QP therefore moves only as many completions out of
+ * its rdmap_qp as that stage has room for (qp_pull); the rest wait in the
+ * rdmap_qp, which takes no new receive while its own ring is full (a Send
+ * then fails the QP with the "no buffer" Terminate, the iWARP counterpart of
+ * a CQ overrun).  Nothing is lost either way.
+ *
+ * Asynchronous events (iwv_async.c) are raised when the QP is first seen in
+ * ERR (qp_note_err): IWV_EVENT_QP_FATAL when a Terminate or the LLP failed it,
+ * IWV_EVENT_QP_LAST_WQE_REACHED for a QP on an SRQ (its receive in progress
+ * is flushed at that moment, so it will take no more); and an SRQ's limit is
+ * checked after the QP took receives.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -99,7 +114,9 @@ static void slot_free(struct iwv_qp_int *qp, uint32_t i)
 	qp->free_slots[qp->nfree++] = i;
 }
 
-void iwv_qp_stage_flush(struct iwv_qp_int *qp)
+static int qp_pull(struct iwv_qp_int *qp);
+
+static void stage_flush_once(struct iwv_qp_int *qp)
 {
 	struct iwv_wc *wc;
 
@@ -121,8 +138,17 @@ void iwv_qp_stage_flush(struct iwv_qp_int *qp)
 		if (!iwv_cq_push(cq_of(qp->pub.recv_cq), wc))
 			break;
 		wc_ring_pop(&qp->rstage);
-		qp->recv_posted--;
+		if (!qp->pub.srq)
+			qp->recv_posted--;
 	}
+}
+
+void iwv_qp_stage_flush(struct iwv_qp_int *qp)
+{
+	stage_flush_once(qp);
+	/* a QP on an SRQ may have completions waiting for stage room (qp_pull) */
+	while (qp->pub.srq && qp->rstage.count < qp->rstage.cap && qp_pull(qp) > 0)
+		stage_flush_once(qp);
 }
 
 static void wc_from_rdmap(struct iwv_qp_int *qp, const struct rdmap_wc *in, struct iwv_wc *out)
@@ -180,13 +206,20 @@ static void wc_from_rdmap(struct iwv_qp_int *qp, const struct rdmap_wc *in, stru
 	}
 }
 
-static void qp_drain(struct iwv_qp_int *qp)
+/* Move completions out of the rdmap_qp into the stages; returns how many.  A QP
+ * on an SRQ moves no more receive completions than its receive stage holds. */
+static int qp_pull(struct iwv_qp_int *qp)
 {
 	struct rdmap_wc w[32];
-	enum rdmap_qp_state st;
-	int n;
+	int n, total = 0;
 
-	while ((n = rdmap_qp_poll(qp->rq, w, (int)IW_ARRAY_SIZE(w))) > 0) {
+	for (;;) {
+		int max = (int)IW_ARRAY_SIZE(w);
+
+		if (qp->pub.srq)
+			max = (int)IW_MIN((uint32_t)max, qp->rstage.cap - qp->rstage.count);
+		if (max <= 0 || (n = rdmap_qp_poll(qp->rq, w, max)) <= 0)
+			break;
 		for (int i = 0; i < n; i++) {
 			struct iwv_wc wc;
 
@@ -199,12 +232,39 @@ static void qp_drain(struct iwv_qp_int *qp)
 				wc_ring_push(&qp->sstage, &wc);
 			}
 		}
+		total += n;
 	}
+	return total;
+}
+
+/* The QP is in ERR: raise its asynchronous events once (not while it is destroyed). */
+static void qp_note_err(struct iwv_qp_int *qp)
+{
+	struct iwv_ctx *ctx = ctx_of(qp->pub.context);
+	int err = rdmap_qp_error(qp->rq);
+
+	if (qp->pub.state != IWV_QPS_ERR || qp->err_seen || qp->destroying)
+		return;
+	qp->err_seen = true;
+	if (err != IW_OK && err != IW_ERDMAP_FLUSHED)
+		iwv_async_post(ctx, &qp->fatal_ev);
+	if (qp->pub.srq)
+		iwv_async_post(ctx, &qp->last_wqe_ev);
+}
+
+static void qp_drain(struct iwv_qp_int *qp)
+{
+	enum rdmap_qp_state st;
+
+	qp_pull(qp);
 	/* TERMINATE is failed already: our Terminate is still going out, but every
 	 * work request has been flushed, so the program must see ERR now. */
 	st = rdmap_qp_state(qp->rq);
 	if (st == RDMAP_QP_TERMINATE || st == RDMAP_QP_ERROR)
 		qp->pub.state = IWV_QPS_ERR;
+	if (qp->pub.srq)
+		iwv_srq_check_limit(srq_of(qp->pub.srq));
+	qp_note_err(qp);
 	iwv_qp_stage_flush(qp);
 }
 
@@ -213,6 +273,7 @@ static void qp_flush_all(struct iwv_qp_int *qp)
 	rdmap_qp_flush(qp->rq);
 	qp_drain(qp);
 	qp->pub.state = IWV_QPS_ERR;
+	qp_note_err(qp);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -243,13 +304,18 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	struct iwv_qp_cap *c;
 	int r;
 
-	if (!pd || !attr || attr->qp_type != IWV_QPT_RC || attr->srq || !attr->send_cq ||
-	    !attr->recv_cq || attr->send_cq->context != pd->context ||
-	    attr->recv_cq->context != pd->context) {
+	if (!pd || !attr || attr->qp_type != IWV_QPT_RC || !attr->send_cq || !attr->recv_cq ||
+	    attr->send_cq->context != pd->context || attr->recv_cq->context != pd->context ||
+	    (attr->srq && (attr->srq->context != pd->context || attr->srq->pd != pd))) {
 		errno = EINVAL;
 		return NULL;
 	}
 	c = &attr->cap;
+	if (attr->srq) {
+		/* receives come from the SRQ: the QP has no receive queue */
+		c->max_recv_wr = 0;
+		c->max_recv_sge = 0;
+	}
 	if (c->max_send_wr > IWV_MAX_QP_WR || c->max_recv_wr > IWV_MAX_QP_WR ||
 	    c->max_send_sge > IWV_MAX_SGE || c->max_recv_sge > IWV_MAX_SGE ||
 	    c->max_inline_data > IWV_MAX_INLINE) {
@@ -259,11 +325,11 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	/* Zero depths are legal in ibverbs (a send-only QP); the engine wants 1. */
 	if (c->max_send_wr == 0)
 		c->max_send_wr = 1;
-	if (c->max_recv_wr == 0)
+	if (c->max_recv_wr == 0 && !attr->srq)
 		c->max_recv_wr = 1;
 	if (c->max_send_sge == 0)
 		c->max_send_sge = 1;
-	if (c->max_recv_sge == 0)
+	if (c->max_recv_sge == 0 && !attr->srq)
 		c->max_recv_sge = 1;
 	ctx = ctx_of(pd->context);
 	qp = calloc(1, sizeof(*qp));
@@ -278,13 +344,17 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	qp->pub.recv_cq = attr->recv_cq;
 	qp->pub.qp_type = IWV_QPT_RC;
 	qp->pub.state = IWV_QPS_INIT;
+	qp->pub.srq = attr->srq;
 	qp->attr = *attr;
+	iwv_async_node_init(&qp->fatal_ev, IWV_EVENT_QP_FATAL, &qp->pub);
+	iwv_async_node_init(&qp->last_wqe_ev, IWV_EVENT_QP_LAST_WQE_REACHED, &qp->pub);
 	qp->slots = calloc(c->max_send_wr, sizeof(*qp->slots));
 	qp->free_slots = calloc(c->max_send_wr, sizeof(*qp->free_slots));
 	qp->sstage.e = calloc(c->max_send_wr, sizeof(*qp->sstage.e));
-	qp->rstage.e = calloc(c->max_recv_wr, sizeof(*qp->rstage.e));
 	qp->sstage.cap = c->max_send_wr;
-	qp->rstage.cap = c->max_recv_wr;
+	/* with an SRQ: as many as it holds (max_wr is fixed, see iwv_srq.c) */
+	qp->rstage.cap = attr->srq ? srq_of(attr->srq)->attr.max_wr : c->max_recv_wr;
+	qp->rstage.e = calloc(qp->rstage.cap, sizeof(*qp->rstage.e));
 	if (c->max_inline_data)
 		qp->inline_buf = malloc((size_t)c->max_inline_data * c->max_send_wr);
 	if (!qp->slots || !qp->free_slots || !qp->sstage.e || !qp->rstage.e ||
@@ -302,6 +372,7 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	cfg.pd = pd->handle;
 	cfg.sq_depth = c->max_send_wr;
 	cfg.rq_depth = c->max_recv_wr;
+	cfg.srq = attr->srq ? srq_of(attr->srq)->rs : NULL;
 	cfg.mulpdu = mpa_mulpdu(1460, false); /* replaced by the CM once the MSS is known */
 	cfg.start_idle = true;
 	memset(&cfg.mpa, 0, sizeof(cfg.mpa));
@@ -328,6 +399,8 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	iwv_pd_use(pd, 1);
 	cq_of(attr->send_cq)->users++;
 	cq_of(attr->recv_cq)->users++;
+	if (attr->srq)
+		srq_of(attr->srq)->users++;
 	qp->next = ctx->qps;
 	ctx->qps = qp;
 	pthread_mutex_unlock(&ctx->lock);
@@ -343,6 +416,14 @@ int iwv_destroy_qp(struct iwv_qp *pub)
 		return EINVAL;
 	ctx = ctx_of(qp->pub.context);
 	pthread_mutex_lock(&ctx->lock);
+	/* ibverbs waits for the acknowledgement of the QP's events; EBUSY cannot hang */
+	if (qp->events_unacked > 0) {
+		pthread_mutex_unlock(&ctx->lock);
+		return EBUSY;
+	}
+	qp->destroying = true;
+	iwv_async_cancel(ctx, &qp->fatal_ev);
+	iwv_async_cancel(ctx, &qp->last_wqe_ev);
 	if (qp->link) {
 		qp->link_ops->detach(qp->link, true);
 		qp->link = NULL;
@@ -356,6 +437,8 @@ int iwv_destroy_qp(struct iwv_qp *pub)
 	iwv_pd_use(qp->pub.pd, -1);
 	cq_of(qp->pub.send_cq)->users--;
 	cq_of(qp->pub.recv_cq)->users--;
+	if (qp->pub.srq)
+		srq_of(qp->pub.srq)->users--;
 	qp_free(qp);
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
@@ -615,6 +698,8 @@ static int post_one_recv(struct iwv_qp_int *qp, const struct iwv_recv_wr *wr)
 	struct rdmap_recv_wr w;
 	int r;
 
+	if (qp->pub.srq)
+		return EINVAL; /* its receives are posted to the SRQ (iwv_post_srq_recv) */
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->attr.cap.max_recv_sge ||
 	    (wr->num_sge && !wr->sg_list))
 		return EINVAL;

@@ -127,7 +127,7 @@ START_TEST(query_device_reports_the_limits_the_header_names)
 
 	ck_assert_ptr_nonnull(ctx->device);
 	ck_assert_str_eq(iwv_get_device_name(ctx->device), "iwarp0");
-	ck_assert_int_eq(ctx->async_fd, -1);
+	ck_assert_int_ge(ctx->async_fd, 0); /* pollable (asynchronous events) */
 	memset(&a, 0xA5, sizeof(a));
 	ck_assert_int_eq(iwv_query_device(ctx, &a), 0);
 	ck_assert_ptr_nonnull(memchr(a.fw_ver, 0, sizeof(a.fw_ver)));
