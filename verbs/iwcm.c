@@ -1312,8 +1312,10 @@ void iwcm_destroy_qp(struct iwcm_id *pub)
 	if (pub && pub->qp) {
 		struct iwv_qp *qp = pub->qp;
 
-		iwv_destroy_qp(qp); /* detaches through link_detach */
-		pub->qp = NULL;
+		/* detaches through link_detach; EBUSY (unacknowledged asynchronous
+		 * events) keeps it attached, for a later call */
+		if (iwv_destroy_qp(qp) == 0)
+			pub->qp = NULL;
 	}
 }
 

@@ -246,7 +246,8 @@ static void qp_note_err(struct iwv_qp_int *qp)
 	if (qp->pub.state != IWV_QPS_ERR || qp->err_seen || qp->destroying)
 		return;
 	qp->err_seen = true;
-	if (err != IW_OK && err != IW_ERDMAP_FLUSHED)
+	/* moved to ERR by the program: not a fatal error, whatever the link did then */
+	if (err != IW_OK && err != IW_ERDMAP_FLUSHED && !qp->user_err)
 		iwv_async_post(ctx, &qp->fatal_ev);
 	if (qp->pub.srq)
 		iwv_async_post(ctx, &qp->last_wqe_ev);
@@ -475,6 +476,8 @@ int iwv_modify_qp(struct iwv_qp *pub, struct iwv_qp_attr *attr, int attr_mask)
 		return EINVAL;
 	ctx = ctx_of(qp->pub.context);
 	pthread_mutex_lock(&ctx->lock);
+	if (qp->pub.state != IWV_QPS_ERR)
+		qp->user_err = true;
 	if (qp->link)
 		qp->link_ops->detach(qp->link, false);
 	qp_flush_all(qp);
