@@ -1746,12 +1746,13 @@ int rdmap_qp_post_recv(struct rdmap_qp *qp, const struct rdmap_recv_wr *wr)
 {
 	struct qp_rqe *r;
 
-	if (!qp || !wr)
+	/* a QP on an SRQ has no receive queue to post to */
+	if (!qp || !wr || qp->cfg.srq)
 		return IW_EINVAL;
 	if (qp->state != RDMAP_QP_RTS && qp->state != RDMAP_QP_IDLE)
 		return IW_ESTATE;
-	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE || qp->cfg.srq)
-		return IW_EINVAL; /* a QP on an SRQ has no receive queue to post to */
+	if (wr->num_sge < 0 || wr->num_sge > RDMAP_MAX_SGE)
+		return IW_EINVAL;
 	if (qp->rq_count == qp->cfg.rq_depth || !cq_room(qp))
 		return IW_ENOSPC;
 	r = &qp->rq[(qp->rq_head + qp->rq_count) % qp->cfg.rq_depth];

@@ -235,6 +235,36 @@ START_TEST(a_failing_qp_flushes_only_the_receive_it_took)
 }
 END_TEST
 
+/* A receive whose buffer fails the STag check fails the QP that took it
+ * (LOC_PROT_ERR for that receive); the next receive goes to the other QP. */
+START_TEST(a_bad_srq_receive_fails_only_the_qp_that_takes_it)
+{
+	struct fix *f = fix_new(NBUF, 0, B2B_SPLIT_WHOLE);
+	struct rdmap_recv_wr bad = {
+		.wr_id = 50,
+		.num_sge = 1,
+		.sg = {{.addr = (uint64_t)(uintptr_t)f->rbuf[0],
+			.length = 16,
+			.lkey = f->rkey ^ 0x100}}, /* no such STag */
+	};
+	struct rdmap_wc wc;
+
+	ck_assert_int_eq(rdmap_srq_post(f->srq, &bad), IW_OK);
+	ck_assert_int_eq(srq_post(f, 2, 1), IW_OK);
+	send_from(f, 0, 'p', 8);
+	b2b_pump(f->p[0]);
+	ck_assert_int_eq(rdmap_qp_state(f->p[0]->qp[B2B_B]), RDMAP_QP_ERROR);
+	ck_assert_int_eq(rdmap_qp_poll(f->p[0]->qp[B2B_B], &wc, 1), 1);
+	ck_assert_uint_eq(wc.wr_id, 50);
+	ck_assert_int_eq(wc.status, RDMAP_WC_LOC_PROT_ERR);
+	ck_assert_int_eq(rdmap_qp_poll(f->p[0]->qp[B2B_B], &wc, 1), 0);
+	ck_assert_uint_eq(rdmap_srq_count(f->srq), 1);
+	send_from(f, 1, 'q', 9);
+	expect_recv(f, 1, 2, 9, 'q');
+	fix_free(f);
+}
+END_TEST
+
 START_TEST(the_limit_fires_once_when_the_count_drops_below_it)
 {
 	struct fix *f = fix_new(NBUF, 0, B2B_SPLIT_WHOLE);
@@ -363,6 +393,7 @@ static Suite *rdmap_srq_suite(void)
 	tcase_add_test(t, empty_srq_answers_a_send_with_the_no_buffer_terminate);
 	tcase_add_test(t, post_recv_on_an_srq_qp_is_refused_and_rq_depth_is_unused);
 	tcase_add_test(t, a_failing_qp_flushes_only_the_receive_it_took);
+	tcase_add_test(t, a_bad_srq_receive_fails_only_the_qp_that_takes_it);
 	tcase_add_test(t, the_limit_fires_once_when_the_count_drops_below_it);
 	tcase_add_test(t, srq_ring_bounds_bad_input_and_flush);
 	tcase_add_test(t, an_unpolled_qp_stops_taking_when_its_completion_ring_is_full);
