@@ -533,6 +533,8 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n)
 		break;
 	}
 	if (id->qp) {
+		if (n < 0)
+			iwv_qp_llp_broken(id->qp); /* a reset, not a FIN: QP_FATAL */
 		rdmap_qp_llp_closed(id_rq(id));
 		iwv_qp_drain(id->qp);
 	}

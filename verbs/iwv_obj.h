@@ -151,6 +151,7 @@ struct iwv_qp_int {
 	bool err_seen;		 /* the move to ERR was noticed (its events posted) */
 	bool destroying;	 /* iwv_destroy_qp runs: no more events */
 	bool user_err;		 /* the program moved it to ERR (iwv_modify_qp): no QP_FATAL */
+	bool llp_broken;	 /* the connection was reset (iwv_qp_llp_broken) */
 	struct iwv_qp_int *next; /* ctx->qps */
 };
 

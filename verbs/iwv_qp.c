@@ -246,8 +246,13 @@ static void qp_note_err(struct iwv_qp_int *qp)
 	if (qp->pub.state != IWV_QPS_ERR || qp->err_seen || qp->destroying)
 		return;
 	qp->err_seen = true;
-	/* moved to ERR by the program: not a fatal error, whatever the link did then */
-	if (err != IW_OK && err != IW_ERDMAP_FLUSHED && !qp->user_err)
+	/* Fatal: a Terminate (ours or the peer's, RFC 5040 §5.4) or a broken
+	 * connection; not the peer's FIN (IW_EMPA_CLOSED alone), a flush or a
+	 * graceful close, nor a QP the program moved to ERR, whatever the link
+	 * did then. */
+	if (!qp->user_err &&
+	    (qp->llp_broken || rdmap_qp_term_sent(qp->rq) || rdmap_qp_term_received(qp->rq) ||
+	     (err != IW_OK && err != IW_ERDMAP_FLUSHED && err != IW_EMPA_CLOSED)))
 		iwv_async_post(ctx, &qp->fatal_ev);
 	if (qp->pub.srq)
 		iwv_async_post(ctx, &qp->last_wqe_ev);
@@ -808,6 +813,11 @@ int iwv_qp_start(struct iwv_qp *pub, uint32_t mulpdu, bool initiator, const stru
 	qp->ord = pp.ord;
 	qp->pub.state = IWV_QPS_RTS;
 	return IW_OK;
+}
+
+void iwv_qp_llp_broken(struct iwv_qp *pub)
+{
+	qp_of(pub)->llp_broken = true;
 }
 
 void iwv_qp_drain(struct iwv_qp *pub)

@@ -47,6 +47,9 @@ struct rdmap_qp *iwv_qp_rdmap(struct iwv_qp *qp);
  * IW_OK or an iw_err. */
 int iwv_qp_start(struct iwv_qp *qp, uint32_t mulpdu, bool initiator, const struct mpa_params *p);
 
+/* The connection broke (a reset or a socket error, not the peer's FIN): the
+ * failure that follows is reported as IWV_EVENT_QP_FATAL. */
+void iwv_qp_llp_broken(struct iwv_qp *qp);
 /* Move what the rdmap_qp completed into the CQs (and their channels). */
 void iwv_qp_drain(struct iwv_qp *qp);
 /* The connection is over: flush everything not yet completed; the QP is in

@@ -36,6 +36,9 @@ struct conn {
 	bool cdown, sdown; /* DISCONNECTED consumed */
 };
 
+/* iwv_context_attr.rx_buf_size of srv_open() (0: the default) */
+static uint32_t g_rx_buf;
+
 struct srv {
 	struct vh_world w;
 	struct iwv_context *ctx;
@@ -57,8 +60,14 @@ static void srv_open(struct srv *s, uint32_t srq_wr, int rcqe)
 	struct iwv_srq_init_attr sa = {.srq_context = s, .attr = {.max_wr = srq_wr, .max_sge = 2}};
 	struct sockaddr_storage ss;
 
+	struct iwv_context_attr ca;
+
 	memset(s, 0, sizeof(*s));
-	s->ctx = vh_ctx_open(-1);
+	iwv_context_attr_default(&ca);
+	if (g_rx_buf)
+		ca.rx_buf_size = g_rx_buf;
+	s->ctx = iwv_open_context(&ca);
+	ck_assert_msg(s->ctx != NULL, "iwv_open_context: %s", strerror(errno));
 	s->ch = iwcm_create_event_channel_ctx(s->ctx);
 	ck_assert_ptr_nonnull(s->ch);
 	vh_world_add(&s->w, s->ch, s->ctx);
@@ -452,6 +461,132 @@ START_TEST(a_qp_moved_to_err_leaves_the_srq_to_the_others)
 }
 END_TEST
 
+/*
+ * The server QP is moved to ERR while a large Send is being placed into the
+ * receive it took: that receive is flushed (it completes once, on that QP),
+ * and the receives behind it in the SRQ go to the other QP.  A small receive
+ * buffer per connection (4 KiB) makes each progress pass place a little only.
+ */
+START_TEST(a_qp_killed_mid_message_flushes_only_its_receive)
+{
+	enum { BIG = 1 << 20 };
+	struct srv s;
+	uint8_t *big = malloc(BIG), *src = malloc(BIG);
+	struct iwv_mr *bmr, *smr;
+	struct iwv_sge bsge, ssge;
+	struct iwv_recv_wr rwr = {.wr_id = 100, .sg_list = &bsge, .num_sge = 1};
+	struct iwv_send_wr swr = {
+		.wr_id = 77, .sg_list = &ssge, .num_sge = 1, .opcode = IWV_WR_SEND};
+	struct iwv_async_event ev;
+	struct iwv_qp_attr qa = {.qp_state = IWV_QPS_ERR};
+	struct iwv_wc wc;
+	uint64_t end;
+	bool complete;
+
+	ck_assert(big && src);
+	g_rx_buf = 4096;
+	srv_open(&s, 8, 64);
+	srv_connect(&s);
+	srv_connect(&s);
+	memset(big, 0, BIG);
+	memset(src, 0xC3, BIG);
+	bmr = iwv_reg_mr(s.pd, big, BIG, IWV_ACCESS_LOCAL_WRITE);
+	smr = iwv_reg_mr(s.cpd, src, BIG, 0);
+	ck_assert(bmr && smr);
+	bsge = (struct iwv_sge){.addr = (uint64_t)(uintptr_t)big, .length = BIG, .lkey = bmr->lkey};
+	ssge = (struct iwv_sge){.addr = (uint64_t)(uintptr_t)src, .length = BIG, .lkey = smr->lkey};
+	ck_assert_int_eq(iwv_post_srq_recv(s.srq, &rwr, NULL), 0);
+	srq_post(&s, 1);
+	srq_post(&s, 2);
+	ck_assert_int_eq(iwv_post_send(s.c[0].cqp, &swr, NULL), 0);
+	/* until the first octets were placed: the receive was taken */
+	end = vh_deadline();
+	while (big[0] != 0xC3) {
+		ck_assert_int_ge(iwv_poll_cq(s.rcq, 0, &wc), 0);
+		ck_assert_msg(th_now_ms() <= end, "nothing placed within %d ms", vh_deadline_ms);
+	}
+	complete = big[BIG - 1] == 0xC3;
+	ck_assert_int_eq(iwv_modify_qp(s.c[0].sqp, &qa, IWV_QP_STATE), 0);
+	wc = vh_poll1(&s.w, s.rcq);
+	/* the receive in progress completes once, on the QP that took it */
+	vh_wc_is(&wc, 100, complete ? IWV_WC_SUCCESS : IWV_WC_WR_FLUSH_ERR, IWV_WC_RECV);
+	ck_assert_uint_eq(wc.qp_num, s.c[0].sqp->qp_num);
+	if (!complete)
+		ck_assert_str_eq(iwv_errname(-(int)wc.vendor_err), "IW_ERDMAP_FLUSHED");
+	for (;;) {
+		wait_async(&s, &ev);
+		if (ev.event_type == IWV_EVENT_QP_LAST_WQE_REACHED)
+			break;
+		ck_assert_int_eq(ev.event_type, IWV_EVENT_QP_FATAL);
+		ck_assert_ptr_eq(ev.element.qp, s.c[0].cqp);
+		iwv_ack_async_event(&ev);
+	}
+	ck_assert_ptr_eq(ev.element.qp, s.c[0].sqp);
+	iwv_ack_async_event(&ev);
+	wc = vh_poll1(&s.w, s.ccq); /* the client's Send ends, one way or the other */
+	ck_assert_uint_eq(wc.wr_id, 77);
+	vh_expect(&s.w, s.c[0].cid, IWCM_EVENT_DISCONNECTED, NULL);
+	s.c[0].cdown = true;
+	while (iwv_get_async_event(s.ctx, &ev) == 0) {
+		ck_assert_int_eq(ev.event_type, IWV_EVENT_QP_FATAL);
+		ck_assert_ptr_eq(ev.element.qp, s.c[0].cqp);
+		iwv_ack_async_event(&ev);
+	}
+	for (uint32_t k = 0; k < 2; k++) {
+		cli_send(&s, 1, k);
+		wc = vh_poll1(&s.w, s.rcq);
+		vh_wc_is(&wc, 1 + k, IWV_WC_SUCCESS, IWV_WC_RECV);
+		ck_assert_uint_eq(wc.qp_num, s.c[1].sqp->qp_num);
+	}
+	vh_cq_empty(s.rcq);
+	srv_close_conns(&s);
+	ck_assert_int_eq(iwv_dereg_mr(bmr), 0);
+	ck_assert_int_eq(iwv_dereg_mr(smr), 0);
+	ck_assert_int_eq(iwv_destroy_srq(s.srq), 0);
+	srv_free(&s);
+	free(big);
+	free(src);
+	if (!complete)
+		fprintf(stderr, "killed mid-message: the receive was flushed\n");
+}
+END_TEST
+
+/* A peer's graceful disconnect ends one server QP: LAST_WQE_REACHED, no
+ * QP_FATAL, and the other QP goes on with the SRQ. */
+START_TEST(a_peer_disconnect_ends_one_qp_and_the_others_go_on)
+{
+	struct srv s;
+	struct iwv_async_event ev;
+	struct iwv_wc wc;
+
+	srv_open(&s, 8, 64);
+	srv_connect(&s);
+	srv_connect(&s);
+	for (int k = 0; k < 3; k++)
+		srq_post(&s, (uint64_t)k);
+	cli_send(&s, 0, 0);
+	wc = vh_poll1(&s.w, s.rcq);
+	vh_wc_is(&wc, 0, IWV_WC_SUCCESS, IWV_WC_RECV);
+	ck_assert_int_eq(iwcm_disconnect(s.c[0].cid), 0);
+	vh_expect(&s.w, s.c[0].sid, IWCM_EVENT_DISCONNECTED, NULL);
+	vh_expect(&s.w, s.c[0].cid, IWCM_EVENT_DISCONNECTED, NULL);
+	s.c[0].cdown = s.c[0].sdown = true;
+	wait_async(&s, &ev);
+	ck_assert_int_eq(ev.event_type, IWV_EVENT_QP_LAST_WQE_REACHED);
+	ck_assert_ptr_eq(ev.element.qp, s.c[0].sqp);
+	iwv_ack_async_event(&ev);
+	no_async(&s);
+	vh_cq_empty(s.rcq);
+	for (uint32_t k = 0; k < 2; k++) {
+		cli_send(&s, 1, k);
+		wc = vh_poll1(&s.w, s.rcq);
+		vh_wc_is(&wc, 1 + k, IWV_WC_SUCCESS, IWV_WC_RECV);
+		ck_assert_uint_eq(wc.qp_num, s.c[1].sqp->qp_num);
+	}
+	srv_close(&s);
+}
+END_TEST
+
 /* A Send meeting an empty SRQ fails that QP with a Terminate: QP_FATAL and
  * LAST_WQE_REACHED; the peer sees the failure; the other QP is unaffected. */
 START_TEST(an_empty_srq_fails_the_receiving_qp_with_fatal_and_last_wqe_events)
@@ -744,6 +879,8 @@ static Suite *iwv_srq_suite(void)
 	tcase_add_test(t, several_qps_on_one_srq_receive_from_several_peers);
 	tcase_add_test(t, srq_limit_event_on_async_fd_once_then_eagain);
 	tcase_add_test(t, a_qp_moved_to_err_leaves_the_srq_to_the_others);
+	tcase_add_test(t, a_qp_killed_mid_message_flushes_only_its_receive);
+	tcase_add_test(t, a_peer_disconnect_ends_one_qp_and_the_others_go_on);
 	tcase_add_test(t, an_empty_srq_fails_the_receiving_qp_with_fatal_and_last_wqe_events);
 	tcase_add_test(t, a_full_recv_cq_loses_nothing_with_an_srq);
 	tcase_add_test(t, srq_verbs_refuse_bad_input_and_keep_destroy_order);
