@@ -505,13 +505,16 @@ START_TEST(a_qp_killed_mid_message_flushes_only_its_receive)
 		ck_assert_int_ge(iwv_poll_cq(s.rcq, 0, &wc), 0);
 		ck_assert_msg(th_now_ms() <= end, "nothing placed within %d ms", vh_deadline_ms);
 	}
-	complete = big[BIG - 1] == 0xC3;
 	ck_assert_int_eq(iwv_modify_qp(s.c[0].sqp, &qa, IWV_QP_STATE), 0);
 	wc = vh_poll1(&s.w, s.rcq);
-	/* the receive in progress completes once, on the QP that took it */
+	/* the receive in progress completes once, on the QP that took it: flushed,
+	 * unless an engine thread placed all of it before the QP went to ERR */
+	complete = wc.status == IWV_WC_SUCCESS;
 	vh_wc_is(&wc, 100, complete ? IWV_WC_SUCCESS : IWV_WC_WR_FLUSH_ERR, IWV_WC_RECV);
 	ck_assert_uint_eq(wc.qp_num, s.c[0].sqp->qp_num);
-	if (!complete)
+	if (complete)
+		ck_assert_uint_eq(wc.byte_len, BIG);
+	else
 		ck_assert_str_eq(iwv_errname(-(int)wc.vendor_err), "IW_ERDMAP_FLUSHED");
 	for (;;) {
 		wait_async(&s, &ev);
