@@ -245,6 +245,8 @@ void rdmap_qp_config_default(struct rdmap_qp_config *cfg)
 {
 	if (!cfg)
 		return;
+	/* everything else off / none: no SRQ (cfg->srq), no RFC 7306, not idle */
+	memset(cfg, 0, sizeof(*cfg));
 	cfg->sq_depth = QP_DEFAULT_WQ;
 	cfg->rq_depth = QP_DEFAULT_WQ;
 	cfg->mulpdu = mpa_mulpdu(1460, false);

@@ -182,7 +182,9 @@ struct rdmap_qp_config {
 struct rdmap_qp;
 struct rdmap_srq;
 
-/* Defaults for the fields above (except stags, pd, mpa, initiator). */
+/* Zero the config, then set the defaults of sq_depth, rq_depth, mulpdu and
+ * max_msg (stags, pd, mpa and initiator are the caller's; srq NULL, rfc7306
+ * and start_idle off). */
 IW_EXPORT void rdmap_qp_config_default(struct rdmap_qp_config *cfg);
 
 /*
