@@ -4,8 +4,9 @@
  * back to back in memory (b2b): Write and Send with Immediate across every
  * splitting policy and with Markers, atomics interleaved with RDMA Reads (the
  * responses come back in request order), the ORD shared by both, work
- * requests refused on a QP without the extension, and flushing an atomic
- * still waiting for its response.  The bad inputs are in test_rdmap_bad.c.
+ * requests refused on a QP without the extension, flushing an atomic still
+ * waiting for its response, and Immediate Data on a QP with a shared
+ * receive queue.  The bad inputs are in test_rdmap_bad.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +338,52 @@ START_TEST(flush_completes_an_outstanding_atomic)
 }
 END_TEST
 
+/* Immediate Data on a QP with a shared receive queue takes its receive from the SRQ. */
+START_TEST(write_with_imm_takes_a_receive_of_the_srq)
+{
+	struct b2b_opts o;
+	struct b2b *b;
+	struct rdmap_srq *srq;
+	uint8_t src[100], dst[100];
+	uint32_t ls, rs;
+	struct rdmap_recv_wr rw = {.wr_id = 77, .num_sge = 0};
+	struct rdmap_send_wr wr = {
+		.wr_id = 1, .opcode = RDMAP_WR_WRITE_IMM, .num_sge = 1, .imm = 5};
+	struct rdmap_wc wc;
+
+	ck_assert_int_eq(rdmap_srq_create(4, &srq), IW_OK);
+	b2b_opts_default(&o);
+	o.rfc7306[0] = o.rfc7306[1] = true;
+	o.srq[B2B_B] = srq;
+	b = b2b_create(&o);
+	ls = b2b_reg(b, B2B_A, src, sizeof(src), 0);
+	rs = b2b_reg(b, B2B_B, dst, sizeof(dst), ACC_ALL);
+	memset(src, 0x11, sizeof(src));
+	wr.sg[0] = (struct rdmap_sge){.addr = (uintptr_t)src, .length = sizeof(src), .lkey = ls};
+	wr.remote_stag = rs;
+	wr.remote_to = (uintptr_t)dst;
+	ck_assert_int_eq(rdmap_srq_post(srq, &rw), IW_OK);
+	ck_assert_uint_eq(rdmap_srq_count(srq), 1);
+	ck_assert_int_eq(post(b, B2B_A, &wr), IW_OK);
+	ck_assert_int_eq(b2b_wait(b, B2B_B, &wc), 1);
+	ck_assert_uint_eq(wc.wr_id, 77);
+	ck_assert_int_eq(wc.opcode, RDMAP_WC_RECV_RDMA_WITH_IMM);
+	ck_assert_uint_eq(wc.byte_len, sizeof(src));
+	ck_assert_uint_eq(wc.imm, 5);
+	ck_assert_uint_eq(rdmap_srq_count(srq), 0);
+	ck_assert_mem_eq(dst, src, sizeof(src));
+	/* A second one with the SRQ empty: the DDP no-buffer Terminate. */
+	wr.wr_id = 2;
+	ck_assert_int_eq(post(b, B2B_A, &wr), IW_OK);
+	b2b_pump(b);
+	ck_assert_int_eq(rdmap_qp_error(b->qp[B2B_B]), IW_EDDP_U_NO_BUFFER);
+	b2b_dereg(b, B2B_A, ls);
+	b2b_dereg(b, B2B_B, rs);
+	b2b_destroy(b);
+	ck_assert_int_eq(rdmap_srq_destroy(srq), IW_OK);
+}
+END_TEST
+
 static Suite *rdmap_7306_suite(void)
 {
 	Suite *s = suite_create("rdmap_7306");
@@ -349,6 +396,7 @@ static Suite *rdmap_7306_suite(void)
 	tcase_add_test(tc, fence_waits_for_an_outstanding_atomic);
 	tcase_add_test(tc, rfc7306_work_requests_are_refused_on_a_plain_qp);
 	tcase_add_test(tc, flush_completes_an_outstanding_atomic);
+	tcase_add_test(tc, write_with_imm_takes_a_receive_of_the_srq);
 	suite_add_tcase(s, tc);
 	return s;
 }
