@@ -23,6 +23,26 @@
  */
 #include <iwarp/ddp.h>
 
+static int tagged_err(enum ddp_stag_check r)
+{
+	switch (r) {
+	case DDP_STAG_OK:
+		return IW_OK;
+	case DDP_STAG_PD:
+	case DDP_STAG_STREAM:
+		return IW_EDDP_T_STREAM;
+	case DDP_STAG_BOUNDS:
+		return IW_EDDP_T_BOUNDS;
+	case DDP_STAG_WRAP:
+		return IW_EDDP_T_TO_WRAP;
+	case DDP_STAG_ACCESS:
+		/* No DDP code for access rights: RDMAP reports it from *why (RFC 5040 §7.2). */
+	case DDP_STAG_INVALID:
+	default:
+		return IW_EDDP_T_INVALID_STAG;
+	}
+}
+
 int ddp_tagged_check(const struct ddp_stag_table *t, const struct ddp_hdr *h, uint32_t pd,
 		     uint32_t access, uint32_t payload_len, void **dst, enum ddp_stag_check *why)
 {
@@ -42,22 +62,29 @@ int ddp_tagged_check(const struct ddp_stag_table *t, const struct ddp_hdr *h, ui
 		*why = r;
 	if (dst)
 		*dst = r == DDP_STAG_OK ? p : NULL;
+	return tagged_err(r);
+}
 
-	switch (r) {
-	case DDP_STAG_OK:
-		return IW_OK;
-	case DDP_STAG_PD:
-		return IW_EDDP_T_STREAM;
-	case DDP_STAG_BOUNDS:
-		return IW_EDDP_T_BOUNDS;
-	case DDP_STAG_WRAP:
-		return IW_EDDP_T_TO_WRAP;
-	case DDP_STAG_ACCESS:
-		/* No DDP code for access rights: RDMAP reports it from *why (RFC 5040 §7.2). */
-	case DDP_STAG_INVALID:
-	default:
-		return IW_EDDP_T_INVALID_STAG;
-	}
+int ddp_tagged_resolve(const struct ddp_stag_table *t, const struct ddp_hdr *h, uint32_t pd,
+		       uint32_t stream, uint32_t access, uint32_t payload_len,
+		       struct ddp_stag_ref *ref, enum ddp_stag_check *why)
+{
+	enum ddp_stag_check r;
+	struct ddp_stag_ref z = {0};
+
+	if (!t || !h || !h->tagged)
+		return IW_EINVAL;
+	if (access == 0)
+		access = DDP_ACCESS_REMOTE_WRITE;
+	if (payload_len == 0)
+		r = DDP_STAG_OK;
+	else
+		r = ddp_stag_resolve(t, h->stag, pd, stream, access, h->to, payload_len, &z);
+	if (why)
+		*why = r;
+	if (ref)
+		*ref = r == DDP_STAG_OK ? z : (struct ddp_stag_ref){0};
+	return tagged_err(r);
 }
 
 void ddp_untagged_queue_init(struct ddp_untagged_queue *q)

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <iwarp/iw_err.h>
 
@@ -167,6 +168,7 @@ enum ddp_access {
 	DDP_ACCESS_REMOTE_WRITE = 1u << 2,
 	DDP_ACCESS_REMOTE_INVALIDATE = 1u << 3, /* a peer may invalidate it (Send with Inv.) */
 	DDP_ACCESS_REMOTE_ATOMIC = 1u << 4,	/* RFC 7306 Atomic Requests may target it */
+	DDP_ACCESS_MW_BIND = 1u << 5,		/* memory windows may be bound to it (MRs only) */
 };
 
 /* Result of checking a peer's reference to tagged memory. */
@@ -177,6 +179,7 @@ enum ddp_stag_check {
 	DDP_STAG_ACCESS,  /* the needed access right is missing */
 	DDP_STAG_BOUNDS,  /* TO below the base or TO + len beyond the end */
 	DDP_STAG_WRAP,	  /* TO + len wraps 2^64 */
+	DDP_STAG_STREAM,  /* a memory window bound to another stream (or checked without one) */
 };
 
 struct ddp_stag_table;
@@ -200,12 +203,14 @@ IW_EXPORT void ddp_stag_table_destroy(struct ddp_stag_table *t);
 IW_EXPORT int ddp_stag_reg(struct ddp_stag_table *t, uint32_t pd, void *addr, uint64_t base_to,
 			   uint64_t len, uint32_t access, uint32_t *stag);
 
-/* Forget a registration (IW_EDDP_STAG_UNKNOWN if stag is not registered). */
+/* Forget a registration (IW_EDDP_STAG_UNKNOWN if stag is not registered,
+ * IW_ESTATE while memory windows are bound to it).  A bound window is unbound. */
 IW_EXPORT int ddp_stag_dereg(struct ddp_stag_table *t, uint32_t stag);
 
 /*
  * Invalidate: the STag stays registered but every access fails until
- * ddp_stag_revalidate() hands out a new STag (same index, new key).
+ * ddp_stag_revalidate() (or, for a fast-registration entry, ddp_stag_fast_reg())
+ * hands out a new STag (same index, new key).
  * `remote` = requested by a peer (Send with Invalidate): then the entry must
  * belong to `pd` and allow DDP_ACCESS_REMOTE_INVALIDATE.  Returns IW_OK or a
  * check result through *why (DDP_STAG_INVALID / PD / ACCESS) with IW_EINVAL.
@@ -220,10 +225,147 @@ IW_EXPORT int ddp_stag_revalidate(struct ddp_stag_table *t, uint32_t stag, uint3
  * DDP_STAG_OK, *dst (if not NULL) receives the local address of `to`.  A
  * zero-length reference is still checked for validity/PD/access/base (RFC
  * 5040 §5: callers skip the check for zero-length segments where the RFC says so).
+ * It checks without a stream (see below: a memory window fails with
+ * DDP_STAG_STREAM), and since it returns one pointer, a range of a scattered
+ * page-list registration that is not contiguous in memory fails with
+ * DDP_STAG_BOUNDS when dst is not NULL: use ddp_stag_resolve() for those.
  */
 IW_EXPORT enum ddp_stag_check ddp_stag_check(const struct ddp_stag_table *t, uint32_t stag,
 					     uint32_t pd, uint32_t access, uint64_t to,
 					     uint64_t len, void **dst);
+
+/*
+ * Kinds of entries, beyond the plain registrations of ddp_stag_reg():
+ *
+ *   fast-registration  ddp_stag_alloc() allocates the index (with room for a
+ *                      page list of up to max_pages) and leaves it INVALID;
+ *                      ddp_stag_fast_reg() makes it valid over a page list with
+ *                      a key chosen by the consumer (index << 8 | new key: the
+ *                      STag with the old key stops working).  It must be
+ *                      invalid (fresh or invalidated) to be registered again.
+ *   memory window      ddp_stag_alloc_mw() allocates an invalid window (type 2,
+ *                      RFC 5040 §2.1 "associated with an RDMAP Stream");
+ *                      ddp_stag_bind() binds it, with a new key, to a range of
+ *                      a valid MR that allows DDP_ACCESS_MW_BIND, for one
+ *                      stream: only checks naming that stream may use it.
+ *
+ * Streams: a non-zero id per RDMAP stream (QP), chosen by the caller.  Stream
+ * 0 means "no stream": a window never matches it, so ddp_stag_check() and
+ * local SGE resolution (stream 0) can never reach memory through a window.
+ *
+ * Page lists: an octet at tagged offset iova + k lives at
+ * pages[(first_page_off + k) / page_size] + (first_page_off + k) % page_size.
+ * A list whose pages are virtually contiguous is stored as a plain contiguous
+ * range (zero copy everywhere); a scattered one is reached through
+ * ddp_stag_resolve() and the ddp_stag_ref_* span helpers.
+ */
+
+/* The maximum pages of a fast-registration entry (its list is allocated once by ddp_stag_alloc). */
+#define DDP_FAST_REG_MAX_PAGES (1u << 16)
+#define DDP_PAGE_SIZE_MIN      4096u
+#define DDP_PAGE_SIZE_MAX      (1u << 30)
+
+/* Allocate an invalid fast-registration STag of `pd` (max_pages 1..DDP_FAST_REG_MAX_PAGES).
+ * IW_OK, IW_EINVAL, IW_ENOMEM, IW_EDDP_STAG_TABLE_FULL. */
+IW_EXPORT int ddp_stag_alloc(struct ddp_stag_table *t, uint32_t pd, uint32_t max_pages,
+			     uint32_t *stag);
+
+struct ddp_fast_reg {
+	uint32_t stag;	 /* index << 8 | the new key */
+	uint32_t pd;	 /* must be the entry's PD */
+	uint32_t access; /* DDP_ACCESS_* */
+	uint64_t iova;	 /* tagged offset of the first octet */
+	uint64_t length;
+	const uint64_t *pages;	 /* page addresses, each a multiple of page_size */
+	uint32_t npages;	 /* 1..the entry's max_pages */
+	uint32_t page_size;	 /* power of two, DDP_PAGE_SIZE_MIN..DDP_PAGE_SIZE_MAX */
+	uint32_t first_page_off; /* < page_size */
+};
+
+/*
+ * Fast registration.  IW_OK (the STag is fr->stag from now on), or
+ * IW_EDDP_STAG_UNKNOWN (no fast-registration entry at that index), IW_ESTATE
+ * (the entry is still valid, or windows are bound to it), IW_EINVAL (another
+ * PD, bad access, page size or alignment, a length the pages do not cover,
+ * iova + length wraps).  The page list is copied: the caller's array may go
+ * once this returns.
+ */
+IW_EXPORT int ddp_stag_fast_reg(struct ddp_stag_table *t, const struct ddp_fast_reg *fr);
+
+/* Allocate an invalid (unbound) type-2 memory window of `pd`. */
+IW_EXPORT int ddp_stag_alloc_mw(struct ddp_stag_table *t, uint32_t pd, uint32_t *stag);
+
+/*
+ * Bind the window at the index of `mw_stag` (whose key must differ from the
+ * window's current key) to [addr, addr + len) of the valid MR `mr_stag` with
+ * `access` (remote rights only; remote write/atomic need the MR's local
+ * write), for `stream` (non-zero).  A window already bound may be bound again
+ * only from the same stream; len 0 unbinds it (it stays invalid, with the new
+ * key).  Both must belong to `pd`.  IW_OK or IW_EINVAL with *why: INVALID
+ * (no such window or MR, MR not valid, key unchanged, stream 0 or another
+ * stream's window), PD, ACCESS (MR lacks DDP_ACCESS_MW_BIND, bad rights),
+ * BOUNDS / WRAP (range outside the MR).
+ */
+IW_EXPORT int ddp_stag_bind(struct ddp_stag_table *t, uint32_t mw_stag, uint32_t mr_stag,
+			    uint32_t pd, uint32_t stream, uint64_t addr, uint64_t len,
+			    uint32_t access, enum ddp_stag_check *why);
+
+/*
+ * Invalidate with PD and stream checks (ddp_stag_invalidate() is this with
+ * stream 0).  Local (remote == false, a Local Invalidate work request): the
+ * STag must be registered with its current key and belong to `pd` (PD
+ * otherwise); invalidating an invalid STag again is IW_OK.  Remote (Send with
+ * Invalidate): also valid, REMOTE_INVALIDATE, and a window must be bound to
+ * `stream` (STREAM otherwise).  An invalidated window is unbound from its MR.
+ */
+IW_EXPORT int ddp_stag_invalidate_stream(struct ddp_stag_table *t, uint32_t stag, uint32_t pd,
+					 uint32_t stream, bool remote, enum ddp_stag_check *why);
+
+/* Free the entry at the index of `stag`, whatever its key (the verbs layer's
+ * MRs and windows change keys behind their handles): IW_EDDP_STAG_UNKNOWN if
+ * nothing is registered there, IW_ESTATE while windows are bound to it (it
+ * stays).  A bound window is unbound first. */
+IW_EXPORT int ddp_stag_free_index(struct ddp_stag_table *t, uint32_t stag);
+
+/*
+ * A resolved reference: where the octets of a checked range [to, to + len)
+ * live.  Contiguous: addr is the local address of `to` (pages NULL).
+ * Scattered (page-list registration): addr NULL, and octet k of the range is at
+ * pages[(pg_off + k) >> page_shift] + ((pg_off + k) & page mask).  The pages
+ * pointer refers to the table's copy: valid while the entry stays registered.
+ */
+struct ddp_stag_ref {
+	uint8_t *addr;
+	const uint64_t *pages;
+	uint64_t pg_off;
+	uint32_t page_shift;
+};
+
+/*
+ * ddp_stag_check() with a stream (0: none) that fills *ref (if not NULL) on
+ * DDP_STAG_OK.  Windows: valid, bound to `stream` (else DDP_STAG_STREAM),
+ * range inside the window, and the MR below still valid.
+ */
+IW_EXPORT enum ddp_stag_check ddp_stag_resolve(const struct ddp_stag_table *t, uint32_t stag,
+					       uint32_t pd, uint32_t stream, uint32_t access,
+					       uint64_t to, uint64_t len, struct ddp_stag_ref *ref);
+
+/* True when the reference is page-list backed (use the helpers below). */
+static inline bool ddp_stag_ref_scattered(const struct ddp_stag_ref *r)
+{
+	return r->pages != NULL;
+}
+
+/* The host spans of [off, off + len) of a resolved reference (off from its first
+ * octet), at most max of them; returns the count and *covered the octets they hold
+ * (less than len when max was too small: call again from off + *covered). */
+IW_EXPORT int ddp_stag_ref_spans(const struct ddp_stag_ref *r, uint64_t off, uint64_t len,
+				 struct iovec *iov, int max, uint64_t *covered);
+/* Copy n octets into / out of [off, off + n) of a resolved reference. */
+IW_EXPORT void ddp_stag_ref_copy_in(const struct ddp_stag_ref *r, uint64_t off, const void *src,
+				    size_t n);
+IW_EXPORT void ddp_stag_ref_copy_out(const struct ddp_stag_ref *r, uint64_t off, void *dst,
+				     size_t n);
 
 /* Registered entries (for leak checks in tests). */
 IW_EXPORT uint32_t ddp_stag_count(const struct ddp_stag_table *t);
@@ -246,6 +388,13 @@ IW_EXPORT uint32_t ddp_stag_count(const struct ddp_stag_table *t);
 IW_EXPORT int ddp_tagged_check(const struct ddp_stag_table *t, const struct ddp_hdr *h, uint32_t pd,
 			       uint32_t access, uint32_t payload_len, void **dst,
 			       enum ddp_stag_check *why);
+
+/* ddp_tagged_check() for the stream `stream`, resolving the target into *ref
+ * (zeroed for a zero-length segment); DDP_STAG_STREAM gives IW_EDDP_T_STREAM. */
+IW_EXPORT int ddp_tagged_resolve(const struct ddp_stag_table *t, const struct ddp_hdr *h,
+				 uint32_t pd, uint32_t stream, uint32_t access,
+				 uint32_t payload_len, struct ddp_stag_ref *ref,
+				 enum ddp_stag_check *why);
 
 /*
  * Per-queue receive state of one untagged queue: the MSN of the message now
