@@ -55,6 +55,15 @@
  * the same "no buffer" Terminate as an empty receive queue.  A failing QP
  * flushes only the receive it holds; the others stay in the SRQ.
  *
+ * Memory operations (RDMAP_WR_LOCAL_INV, _FAST_REG, _BIND_MW) are done by
+ * tx_start_local() when the send queue reaches them, on the shared STag table,
+ * and complete at once.  Tagged memory is resolved with ddp_stag_resolve()
+ * (peers' references with this QP's stream, local SGEs with none, so an lkey
+ * is never a window).  A page-list registration whose pages are scattered
+ * cannot be named by one pointer: such targets are placed span by span
+ * (place_ref) and such sources are gathered into the slot's bounce buffer
+ * when framed (tx_gather); everything else stays zero copy as above.
+ *
  * Memory: everything is allocated at create time and bounded by the config;
  * nothing is ever sized by a peer.  The only later allocation is a slot's
  * bounce buffer (one MPA ULPDU at most, at most QP_SLOTS of them), made the
@@ -94,7 +103,8 @@ struct qp_sqe {
 
 struct qp_rqe {
 	struct rdmap_recv_wr wr;
-	uint8_t *dst[RDMAP_MAX_SGE]; /* resolved when the first segment arrives */
+	uint8_t *dst[RDMAP_MAX_SGE];		/* resolved when the first segment arrives */
+	struct ddp_stag_ref ref[RDMAP_MAX_SGE]; /* the same; dst NULL when scattered */
 	bool resolved;
 	bool failed; /* its SGEs failed the check: complete with LOC_PROT_ERR */
 };
@@ -114,7 +124,7 @@ struct qp_rd {
 /* A peer's RDMA Read Request (or Atomic Request) accepted and not yet fully answered. */
 struct qp_ird {
 	struct rdmap_read_req rr;
-	uint8_t *src;
+	struct ddp_stag_ref src;
 	bool rtr;    /* the peer's Read RTR: uses the spare slot, not the IRD */
 	bool atomic; /* an Atomic Request, already performed: answer with resp */
 	struct rdmap_atomic_resp resp;
@@ -131,6 +141,8 @@ struct qp_txmsg {
 	size_t raw_len;
 	struct ddp_seg seg;
 	struct iovec sg[RDMAP_MAX_SGE];
+	struct ddp_stag_ref ref[RDMAP_MAX_SGE]; /* sg[i] is scattered when ref[i].pages */
+	bool scattered;				/* some sg[] is: gather (tx_gather) */
 	int nsg;
 	int owner;	  /* send-queue index, -1 for none */
 	bool imm_pending; /* RFC 7306: an Immediate Data message follows this one */
@@ -179,10 +191,11 @@ struct qp_rxseg {
 	size_t ulpdu_len;
 	uint32_t payload_len;
 	uint8_t opcode;
-	uint8_t *dst; /* RX_WRITE / RX_RRESP: address of the first payload octet */
+	uint8_t *dst;		 /* RX_WRITE / RX_RRESP: address of the first payload octet */
+	struct ddp_stag_ref ref; /* the same target; dst NULL when scattered */
 	enum mpa_rtr rtr;
 	struct rdmap_read_req rr;
-	uint8_t *src;
+	struct ddp_stag_ref src;
 	struct rdmap_term term;
 	struct rdmap_atomic_req areq;
 	struct rdmap_atomic_resp aresp;
@@ -483,28 +496,54 @@ static void qp_fail(struct rdmap_qp *qp, int err, const uint8_t *ddp_hdr, size_t
 /* Transmit                                                                 */
 /* ---------------------------------------------------------------------- */
 
-/* Resolve a WR's SGEs to local memory with `access`; false if one fails the check. */
+/*
+ * Resolve a WR's SGEs to local memory with `access` (no stream: an lkey is
+ * never a window); false if one fails the check.  A scattered SGE gets
+ * iov_base NULL and its ref; *scattered (if not NULL) says whether any is.
+ */
 static bool sge_resolve(const struct rdmap_qp *qp, const struct rdmap_sge *sg, int n,
-			uint32_t access, struct iovec *iov, uint64_t *total)
+			uint32_t access, struct iovec *iov, struct ddp_stag_ref *ref,
+			uint64_t *total, bool *scattered)
 {
 	int i;
 
 	*total = 0;
+	if (scattered)
+		*scattered = false;
 	for (i = 0; i < n; i++) {
-		void *p = NULL;
-
 		iov[i].iov_base = NULL;
 		iov[i].iov_len = 0;
+		memset(&ref[i], 0, sizeof(ref[i]));
 		if (sg[i].length == 0)
 			continue;
-		if (ddp_stag_check(qp->cfg.stags, sg[i].lkey, qp->cfg.pd, access, sg[i].addr,
-				   sg[i].length, &p) != DDP_STAG_OK)
+		if (ddp_stag_resolve(qp->cfg.stags, sg[i].lkey, qp->cfg.pd, 0, access, sg[i].addr,
+				     sg[i].length, &ref[i]) != DDP_STAG_OK)
 			return false;
-		iov[i].iov_base = p;
+		iov[i].iov_base = ref[i].addr;
 		iov[i].iov_len = sg[i].length;
 		*total += sg[i].length;
+		if (scattered && ddp_stag_ref_scattered(&ref[i]))
+			*scattered = true;
 	}
 	return true;
+}
+
+/* Copy [off, off + len) of the current message's SGEs into dst (scattered sources). */
+static void tx_gather(const struct qp_txmsg *m, uint64_t off, uint64_t len, uint8_t *dst)
+{
+	for (int i = 0; i < m->nsg && len; i++) {
+		uint64_t take;
+
+		if (off >= m->sg[i].iov_len) {
+			off -= m->sg[i].iov_len;
+			continue;
+		}
+		take = IW_MIN(len, m->sg[i].iov_len - off);
+		ddp_stag_ref_copy_out(&m->ref[i], off, dst, (size_t)take);
+		dst += take;
+		len -= take;
+		off = 0;
+	}
 }
 
 /* The iovecs covering [off, off + len) of a scattered message. */
@@ -531,6 +570,7 @@ static int sg_slice(const struct iovec *sg, int nsg, uint64_t off, uint64_t len,
 
 static void txm_raw(struct rdmap_qp *qp, enum qp_txm_kind kind, int owner)
 {
+	qp->txm.scattered = false;
 	qp->txm.active = true;
 	qp->txm.kind = kind;
 	qp->txm.raw = true;
@@ -599,8 +639,10 @@ static void tx_start_rresp(struct rdmap_qp *qp)
 		tx_start_aresp(qp, r);
 		return;
 	}
-	qp->txm.sg[0].iov_base = r->src;
+	qp->txm.sg[0].iov_base = r->src.addr;
 	qp->txm.sg[0].iov_len = r->rr.size;
+	qp->txm.ref[0] = r->src;
+	qp->txm.scattered = ddp_stag_ref_scattered(&r->src);
 	qp->txm.nsg = 1;
 	ddp_seg_init(&qp->txm.seg, &t, r->rr.size, qp->cfg.mulpdu);
 	qp->txm.active = true;
@@ -706,6 +748,66 @@ static void txm_to_imm(struct rdmap_qp *qp)
 			 sizeof(body));
 }
 
+static bool wr_is_local(enum rdmap_wr_opcode op)
+{
+	return op == RDMAP_WR_LOCAL_INV || op == RDMAP_WR_FAST_REG || op == RDMAP_WR_BIND_MW;
+}
+
+/* A local memory operation: done now on the STag table, nothing on the wire. */
+static void tx_start_local(struct rdmap_qp *qp, uint32_t idx, const struct qp_sqe *e)
+{
+	const struct rdmap_send_wr *w = &e->wr;
+	enum rdmap_wc_status fail = RDMAP_WC_LOC_QP_OP_ERR;
+	int r;
+
+	if (w->opcode == RDMAP_WR_LOCAL_INV) {
+		r = ddp_stag_invalidate_stream(qp->cfg.stags, w->invalidate_stag, qp->cfg.pd,
+					       qp->cfg.stream, false, NULL);
+	} else if (w->opcode == RDMAP_WR_FAST_REG) {
+		const struct rdmap_fast_reg *f = &w->fast_reg;
+		struct ddp_fast_reg fr = {
+			.stag = f->stag,
+			.pd = qp->cfg.pd,
+			.access = f->access,
+			.iova = f->iova,
+			.length = f->length,
+			.pages = f->pages,
+			.npages = f->npages,
+			.page_size = f->page_size,
+			.first_page_off = f->first_page_off,
+		};
+
+		r = ddp_stag_fast_reg(qp->cfg.stags, &fr);
+	} else {
+		const struct rdmap_bind_mw *b = &w->bind_mw;
+
+		fail = RDMAP_WC_MW_BIND_ERR;
+		r = ddp_stag_bind(qp->cfg.stags, b->mw_stag, b->mr_stag, qp->cfg.pd, qp->cfg.stream,
+				  b->addr, b->length, b->access, NULL);
+	}
+	if (r != IW_OK) {
+		iw_log(IW_LOG_DEBUG, "rdmap_qp: local memory operation %d failed: %s",
+		       (int)w->opcode, ddp_errname(r));
+		sq_fail_local(qp, idx, fail);
+		return;
+	}
+	sq_done(qp, idx, RDMAP_WC_SUCCESS, IW_OK, 0);
+}
+
+/* The next send WR if it is a local operation that may start (nothing goes on the wire). */
+static bool tx_start_local_head(struct rdmap_qp *qp)
+{
+	uint32_t idx = (qp->sq_head + qp->sq_started) % qp->cfg.sq_depth;
+	struct qp_sqe *e = &qp->sq[idx];
+
+	if (qp->sq_started == qp->sq_count || !wr_is_local(e->wr.opcode) || !sq_may_start(qp, e))
+		return false;
+	qp->sq_started++;
+	e->st = SQ_ACTIVE;
+	tx_start_local(qp, idx, e);
+	return true;
+}
+
 static const uint8_t sq_rdmap_op[] = {
 	[RDMAP_WR_SEND] = RDMAP_OP_SEND,       [RDMAP_WR_SEND_INV] = RDMAP_OP_SEND_INV,
 	[RDMAP_WR_SEND_SE] = RDMAP_OP_SEND_SE, [RDMAP_WR_SEND_SE_INV] = RDMAP_OP_SEND_SE_INV,
@@ -731,10 +833,15 @@ static bool tx_start_sq(struct rdmap_qp *qp)
 		return false;
 	qp->sq_started++;
 	e->st = SQ_ACTIVE;
+	if (wr_is_local(e->wr.opcode)) {
+		tx_start_local(qp, idx, e);
+		return true;
+	}
 
 	/* Sources need no right beyond the PD; Read and atomic sinks are written locally. */
 	access = wr_is_request(e->wr.opcode) ? DDP_ACCESS_LOCAL_WRITE : 0;
-	if (!sge_resolve(qp, e->wr.sg, e->wr.num_sge, access, qp->txm.sg, &total)) {
+	if (!sge_resolve(qp, e->wr.sg, e->wr.num_sge, access, qp->txm.sg, qp->txm.ref, &total,
+			 &qp->txm.scattered)) {
 		sq_fail_local(qp, idx, RDMAP_WC_LOC_PROT_ERR);
 		return true;
 	}
@@ -796,9 +903,10 @@ static bool tx_next_msg(struct rdmap_qp *qp)
 		tx_start_rtr(qp);
 		return true;
 	}
-	/* Initiator-sends-first: the responder stays silent until a valid FPDU arrived. */
+	/* Initiator-sends-first: the responder stays silent until a valid FPDU arrived
+	 * (local memory operations send nothing, so they go on). */
 	if (!qp->may_send)
-		return false;
+		return tx_start_local_head(qp);
 	if (qp->ird_count) {
 		tx_start_rresp(qp);
 		return true;
@@ -859,7 +967,19 @@ static void tx_frame_one(struct rdmap_qp *qp)
 		hl = ddp_hdr_encode(&h, s->hdr, sizeof(s->hdr));
 		iov[0].iov_base = s->hdr;
 		iov[0].iov_len = hl > 0 ? (size_t)hl : 0;
-		n += sg_slice(m->sg, m->nsg, off, len, iov + 1);
+		if (!m->scattered) {
+			n += sg_slice(m->sg, m->nsg, off, len, iov + 1);
+		} else if (len) {
+			/* Scattered source: this segment's payload is gathered into the slot. */
+			if (!s->bounce && !(s->bounce = iw_malloc(MPA_ULPDU_MAX))) {
+				qp_fail(qp, IW_ERDMAP_LOCAL, NULL, 0, 0, NULL);
+				return;
+			}
+			tx_gather(m, off, len, s->bounce);
+			iov[1].iov_base = s->bounce;
+			iov[1].iov_len = len;
+			n = 2;
+		}
 		s->last = h.last;
 		/* RFC 7306: the Immediate Data message follows at once, and only its
 		 * framing ends the work request. */
@@ -997,17 +1117,16 @@ static size_t rx_hdr_want(const struct rdmap_qp *qp, const uint8_t *hdr, size_t 
 static int rx_check_write(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
 	enum ddp_stag_check why;
-	void *dst = NULL;
 	int r;
 
 	s->kind = RX_WRITE;
 	if (s->payload_len == 0)
 		return IW_OK; /* zero-length Write: nothing to check (RFC 5041 §5.2) */
-	r = ddp_tagged_check(qp->cfg.stags, &s->h, qp->cfg.pd, DDP_ACCESS_REMOTE_WRITE,
-			     s->payload_len, &dst, &why);
+	r = ddp_tagged_resolve(qp->cfg.stags, &s->h, qp->cfg.pd, qp->cfg.stream,
+			       DDP_ACCESS_REMOTE_WRITE, s->payload_len, &s->ref, &why);
 	if (r != IW_OK)
 		return rx_fail(qp, why == DDP_STAG_ACCESS ? IW_ERDMAP_ACCESS : r, false);
-	s->dst = dst;
+	s->dst = s->ref.addr;
 	return IW_OK;
 }
 
@@ -1015,7 +1134,6 @@ static int rx_check_rresp(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
 	const struct qp_rd *rd;
 	enum ddp_stag_check why;
-	void *dst = NULL;
 	uint64_t rel;
 	int r;
 
@@ -1030,11 +1148,12 @@ static int rx_check_rresp(struct rdmap_qp *qp, struct qp_rxseg *s)
 		return rx_fail(qp, IW_EDDP_T_BOUNDS, false);
 	if (s->payload_len == 0)
 		return IW_OK;
-	r = ddp_tagged_check(qp->cfg.stags, &s->h, qp->cfg.pd, DDP_ACCESS_LOCAL_WRITE,
-			     s->payload_len, &dst, &why);
+	/* Our own sink: resolved like a local SGE, without a stream. */
+	r = ddp_tagged_resolve(qp->cfg.stags, &s->h, qp->cfg.pd, 0, DDP_ACCESS_LOCAL_WRITE,
+			       s->payload_len, &s->ref, &why);
 	if (r != IW_OK)
 		return rx_fail(qp, why == DDP_STAG_ACCESS ? IW_ERDMAP_ACCESS : r, false);
-	s->dst = dst;
+	s->dst = s->ref.addr;
 	return IW_OK;
 }
 
@@ -1088,7 +1207,8 @@ static int rx_check_send(struct rdmap_qp *qp, struct qp_rxseg *s)
 		return rx_fail(qp, err, false);
 	if (r->resolved)
 		return IW_OK;
-	if (!sge_resolve(qp, r->wr.sg, r->wr.num_sge, DDP_ACCESS_LOCAL_WRITE, iov, &total)) {
+	if (!sge_resolve(qp, r->wr.sg, r->wr.num_sge, DDP_ACCESS_LOCAL_WRITE, iov, r->ref, &total,
+			 NULL)) {
 		/* Our own receive buffer is bad: a local error, the WR completes LOC_PROT_ERR. */
 		r->failed = true;
 		qp_fail(qp, IW_ERDMAP_LOCAL, NULL, 0, 0, NULL);
@@ -1105,6 +1225,7 @@ static int stag_check_err(enum ddp_stag_check c)
 {
 	switch (c) {
 	case DDP_STAG_PD:
+	case DDP_STAG_STREAM:
 		return IW_ERDMAP_STREAM;
 	case DDP_STAG_ACCESS:
 		return IW_ERDMAP_ACCESS;
@@ -1131,7 +1252,6 @@ static int rx_check_rreq(struct rdmap_qp *qp, struct qp_rxseg *s)
 	uint32_t used = qp->ird_count - (qp->ird_rtr ? 1u : 0u);
 	int64_t buf = used < qp->ird_lim ? RDMAP_READ_REQ_LEN : -1;
 	enum ddp_stag_check c;
-	void *src = NULL;
 	int err;
 
 	s->kind = RX_RREQ;
@@ -1146,12 +1266,26 @@ static int rx_check_rreq(struct rdmap_qp *qp, struct qp_rxseg *s)
 	rdmap_read_req_decode(s->hdr + DDP_UNTAGGED_HDR_LEN, &s->rr);
 	if (s->rr.size == 0)
 		return IW_OK; /* zero-length Read: the source is not checked (RFC 5040 §5.2) */
-	c = ddp_stag_check(qp->cfg.stags, s->rr.src_stag, qp->cfg.pd, DDP_ACCESS_REMOTE_READ,
-			   s->rr.src_to, s->rr.size, &src);
+	c = ddp_stag_resolve(qp->cfg.stags, s->rr.src_stag, qp->cfg.pd, qp->cfg.stream,
+			     DDP_ACCESS_REMOTE_READ, s->rr.src_to, s->rr.size, &s->src);
 	if (c != DDP_STAG_OK)
 		return rx_fail(qp, stag_check_err(c), true);
-	s->src = src;
 	return IW_OK;
+}
+
+/* The host address of the 8-octet word a resolved reference starts with, or
+ * NULL when a page-list registration splits it across two pages. */
+static uint64_t *ref_word(const struct ddp_stag_ref *ref)
+{
+	struct iovec v;
+	uint64_t covered = 0;
+
+	if (!ddp_stag_ref_scattered(ref))
+		return (uint64_t *)(void *)ref->addr;
+	if (ddp_stag_ref_spans(ref, 0, RDMAP_ATOMIC_LEN, &v, 1, &covered) != 1 ||
+	    covered != RDMAP_ATOMIC_LEN)
+		return NULL;
+	return v.iov_base;
 }
 
 /*
@@ -1165,7 +1299,8 @@ static int rx_check_areq(struct rdmap_qp *qp, struct qp_rxseg *s)
 	uint32_t used = qp->ird_count - (qp->ird_rtr ? 1u : 0u);
 	int64_t buf = used < qp->ird_lim ? RDMAP_ATOMIC_REQ_LEN : -1;
 	enum ddp_stag_check c;
-	void *dst = NULL;
+	struct ddp_stag_ref ref;
+	uint64_t *dst;
 	int err;
 
 	s->kind = RX_AREQ;
@@ -1180,12 +1315,15 @@ static int rx_check_areq(struct rdmap_qp *qp, struct qp_rxseg *s)
 	rdmap_atomic_req_decode(s->hdr + DDP_UNTAGGED_HDR_LEN, &s->areq);
 	if (s->areq.aop != RDMAP_AOP_FETCH_ADD && s->areq.aop != RDMAP_AOP_CMP_SWAP)
 		return rx_fail(qp, IW_ERDMAP_OP_UNSPEC, false);
-	c = ddp_stag_check(qp->cfg.stags, s->areq.stag, qp->cfg.pd, DDP_ACCESS_REMOTE_ATOMIC,
-			   s->areq.to, RDMAP_ATOMIC_LEN, &dst);
+	/* With this QP's stream: a type-2 window bound to it may be the target. */
+	c = ddp_stag_resolve(qp->cfg.stags, s->areq.stag, qp->cfg.pd, qp->cfg.stream,
+			     DDP_ACCESS_REMOTE_ATOMIC, s->areq.to, RDMAP_ATOMIC_LEN, &ref);
 	if (c != DDP_STAG_OK)
 		return rx_fail(qp, stag_check_err(c), false);
+	dst = ref_word(&ref);
 	/* An unaligned target cannot be updated as one word (RFC 7306: 8-octet aligned). */
-	if ((s->areq.to & (RDMAP_ATOMIC_LEN - 1)) || ((uintptr_t)dst & (RDMAP_ATOMIC_LEN - 1)))
+	if (!dst || (s->areq.to & (RDMAP_ATOMIC_LEN - 1)) ||
+	    ((uintptr_t)dst & (RDMAP_ATOMIC_LEN - 1)))
 		return rx_fail(qp, IW_ERDMAP_CATASTROPHIC_STREAM, false);
 	s->atarget = dst;
 	return IW_OK;
@@ -1199,7 +1337,8 @@ static int rx_check_areq(struct rdmap_qp *qp, struct qp_rxseg *s)
 static int rx_check_aresp(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
 	const struct qp_rd *rd = qp->rd_count ? &qp->rd[qp->rd_head] : NULL;
-	void *dst = NULL;
+	struct ddp_stag_ref ref;
+	uint64_t *dst = NULL;
 	int err;
 
 	s->kind = RX_ARESP;
@@ -1218,8 +1357,9 @@ static int rx_check_aresp(struct rdmap_qp *qp, struct qp_rxseg *s)
 	if (s->aresp.req_id != rd->req_id)
 		return rx_fail(qp, IW_ERDMAP_OP_UNSPEC, false);
 	/* Our own result buffer went bad meanwhile: a local error, as for a receive. */
-	if (ddp_stag_check(qp->cfg.stags, rd->sink_stag, qp->cfg.pd, DDP_ACCESS_LOCAL_WRITE,
-			   rd->sink_to, RDMAP_ATOMIC_LEN, &dst) != DDP_STAG_OK) {
+	if (ddp_stag_resolve(qp->cfg.stags, rd->sink_stag, qp->cfg.pd, 0, DDP_ACCESS_LOCAL_WRITE,
+			     rd->sink_to, RDMAP_ATOMIC_LEN, &ref) != DDP_STAG_OK ||
+	    !(dst = ref_word(&ref))) {
 		sq_fail_local(qp, rd->sq_idx, RDMAP_WC_LOC_PROT_ERR);
 		return IW_ERDMAP_LOCAL;
 	}
@@ -1393,7 +1533,31 @@ static int tx_protect(struct rdmap_qp *qp, const uint8_t *dst, size_t n)
 	return IW_OK;
 }
 
-static void rx_scatter(struct qp_rqe *r, uint64_t pos, const uint8_t *p, size_t n)
+/* Place n octets at [off, off + n) of a scattered target, span by span, each protected. */
+static int place_ref(struct rdmap_qp *qp, const struct ddp_stag_ref *ref, uint64_t off,
+		     const uint8_t *p, size_t n)
+{
+	while (n) {
+		struct iovec v[8];
+		uint64_t covered = 0;
+		int k = ddp_stag_ref_spans(ref, off, n, v, (int)IW_ARRAY_SIZE(v), &covered);
+
+		for (int i = 0; i < k; i++) {
+			if (qp->sl_count && tx_protect(qp, v[i].iov_base, v[i].iov_len) != IW_OK)
+				return IW_ENOMEM;
+			memcpy(v[i].iov_base, p, v[i].iov_len);
+			p += v[i].iov_len;
+		}
+		if (covered == 0)
+			break; /* cannot happen for a checked range; never loop forever */
+		off += covered;
+		n -= (size_t)covered;
+	}
+	return IW_OK;
+}
+
+static int rx_scatter(struct rdmap_qp *qp, struct qp_rqe *r, uint64_t pos, const uint8_t *p,
+		      size_t n)
 {
 	int i;
 
@@ -1406,18 +1570,29 @@ static void rx_scatter(struct qp_rqe *r, uint64_t pos, const uint8_t *p, size_t 
 			continue;
 		}
 		take = (size_t)IW_MIN((uint64_t)n, len - pos);
-		memcpy(r->dst[i] + pos, p, take);
+		if (ddp_stag_ref_scattered(&r->ref[i])) {
+			if (place_ref(qp, &r->ref[i], pos, p, take) != IW_OK)
+				return IW_ENOMEM;
+		} else {
+			memcpy(r->dst[i] + pos, p, take);
+		}
 		p += take;
 		n -= take;
 		pos = 0;
 	}
+	return IW_OK;
 }
 
-/* A receive buffer is about to be written: protect all of its SGEs. */
+/* A receive buffer is about to be written: protect all of its contiguous SGEs
+ * (place_ref protects the scattered ones span by span). */
 static int rx_protect_rqe(struct rdmap_qp *qp, const struct qp_rqe *r)
 {
 	for (int i = 0; i < r->wr.num_sge; i++) {
-		int rc = tx_protect(qp, r->dst[i], r->wr.sg[i].length);
+		int rc;
+
+		if (!r->dst[i])
+			continue;
+		rc = tx_protect(qp, r->dst[i], r->wr.sg[i].length);
 
 		if (rc != IW_OK)
 			return rc;
@@ -1437,6 +1612,11 @@ static int rx_on_payload(void *user, size_t off, const uint8_t *p, size_t n)
 	switch (s->kind) {
 	case RX_WRITE:
 	case RX_RRESP:
+		if (ddp_stag_ref_scattered(&s->ref)) {
+			if (place_ref(qp, &s->ref, poff, p, n) != IW_OK)
+				return IW_ERDMAP_LOCAL;
+			break;
+		}
 		if (!s->dst)
 			break;
 		if (qp->sl_count && tx_protect(qp, s->dst + poff, n) != IW_OK)
@@ -1446,7 +1626,8 @@ static int rx_on_payload(void *user, size_t off, const uint8_t *p, size_t n)
 	case RX_SEND:
 		if (qp->sl_count && rx_protect_rqe(qp, &qp->rq[qp->rq_head]) != IW_OK)
 			return IW_ERDMAP_LOCAL;
-		rx_scatter(&qp->rq[qp->rq_head], (uint64_t)s->h.mo + poff, p, n);
+		if (rx_scatter(qp, &qp->rq[qp->rq_head], (uint64_t)s->h.mo + poff, p, n) != IW_OK)
+			return IW_ERDMAP_LOCAL;
 		break;
 	default:
 		break; /* a Terminate's excess octets are ignored */
@@ -1454,13 +1635,15 @@ static int rx_on_payload(void *user, size_t off, const uint8_t *p, size_t n)
 	return IW_OK;
 }
 
-static void ird_push(struct rdmap_qp *qp, const struct rdmap_read_req *rr, uint8_t *src, bool rtr)
+static void ird_push(struct rdmap_qp *qp, const struct rdmap_read_req *rr,
+		     const struct ddp_stag_ref *src, bool rtr)
 {
 	struct qp_ird *e = &qp->ird[(qp->ird_head + qp->ird_count) % qp->ird_size];
 
 	memset(e, 0, sizeof(*e)); /* the slot may have held an Atomic Request */
 	e->rr = *rr;
-	e->src = src;
+	if (src)
+		e->src = *src;
 	e->rtr = rtr;
 	if (rtr)
 		qp->ird_rtr = true;
@@ -1562,8 +1745,8 @@ static int rx_done_send(struct rdmap_qp *qp, struct qp_rxseg *s)
 	if (info->inv_stag) {
 		enum ddp_stag_check why;
 
-		if (ddp_stag_invalidate(qp->cfg.stags, s->h.rsvdulp2, qp->cfg.pd, true, &why) !=
-		    IW_OK)
+		if (ddp_stag_invalidate_stream(qp->cfg.stags, s->h.rsvdulp2, qp->cfg.pd,
+					       qp->cfg.stream, true, &why) != IW_OK)
 			return rx_fail(qp, IW_ERDMAP_CANT_INVALIDATE, false);
 		wc.invalidated = true;
 		wc.invalidated_stag = s->h.rsvdulp2;
@@ -1643,7 +1826,7 @@ static int rx_on_done(void *user)
 		return rx_done_send(qp, s);
 	case RX_RREQ:
 		ddp_untagged_advance(&qp->rxq[DDP_QN_READ_REQ], &s->h, RDMAP_READ_REQ_LEN);
-		ird_push(qp, &s->rr, s->src, false);
+		ird_push(qp, &s->rr, &s->src, false);
 		break;
 	case RX_TERM:
 		return rx_done_term(qp, s);
@@ -1697,7 +1880,7 @@ static bool cq_room(const struct rdmap_qp *qp)
 	return qp->cq_count + qp->sq_count + qp->rq_count < qp->cq_size;
 }
 
-/* The checks of the RFC 7306 work requests and of those not implemented here. */
+/* The checks of the RFC 7306 work requests. */
 static bool wr_post_ok(const struct rdmap_qp *qp, const struct rdmap_send_wr *wr)
 {
 	switch (wr->opcode) {
@@ -1710,10 +1893,6 @@ static bool wr_post_ok(const struct rdmap_qp *qp, const struct rdmap_send_wr *wr
 		return qp->cfg.rfc7306 && qp->ord_lim > 0 && wr->num_sge == 1 &&
 		       wr->sg[0].length == RDMAP_ATOMIC_LEN &&
 		       !(wr->remote_to & (RDMAP_ATOMIC_LEN - 1));
-	case RDMAP_WR_LOCAL_INV:
-	case RDMAP_WR_FAST_REG:
-	case RDMAP_WR_BIND_MW:
-		return false; /* not yet */
 	default:
 		return true;
 	}

@@ -50,9 +50,14 @@ enum rdmap_wr_opcode {
 	RDMAP_WR_ATOMIC_FA, /* Fetch-and-Add at (remote_stag, remote_to); original value into
 			       sg[0] (one SGE of 8 octets) */
 	RDMAP_WR_ATOMIC_CS, /* Compare-and-Swap, the same way */
-	/* Local memory operations, done in send-queue order, nothing on the wire */
+	/* Local memory operations on the shared STag table, done when the send queue
+	 * reaches them (after every earlier WR has started; RDMAP_WR_FENCE waits for
+	 * earlier Reads as for any WR), nothing on the wire; num_sge/sg are ignored.
+	 * They complete with RDMAP_WC_LOCAL_INV / _FAST_REG / _BIND_MW; a failure
+	 * completes the WR with RDMAP_WC_LOC_QP_OP_ERR (LOCAL_INV, FAST_REG) or
+	 * RDMAP_WC_MW_BIND_ERR (BIND_MW) and fails the QP like any local error. */
 	RDMAP_WR_LOCAL_INV, /* invalidate invalidate_stag (an MR's or an MW's STag) */
-	RDMAP_WR_FAST_REG,  /* fast registration: see struct rdmap_fast_reg */
+	RDMAP_WR_FAST_REG,  /* fast registration (ddp_stag_fast_reg): see struct rdmap_fast_reg */
 	RDMAP_WR_BIND_MW,   /* bind a type-2 memory window: see struct rdmap_bind_mw */
 	RDMAP_WR_OPCODE_MAX = RDMAP_WR_BIND_MW,
 };
@@ -70,14 +75,18 @@ struct rdmap_fast_reg {
 	uint32_t access;	 /* DDP_ACCESS_* */
 	uint64_t iova;		 /* tagged offset of the first octet */
 	uint64_t length;	 /* octets, from iova */
-	const uint64_t *pages;	 /* page addresses (host pointers as integers) */
+	const uint64_t *pages;	 /* page addresses (host pointers as integers), each a multiple
+				    of page_size; read when the WR is processed: keep the array
+				    until the WR completes */
 	uint32_t npages;	 /* entries of pages[] */
 	uint32_t page_size;	 /* a power of two, >= 4096 */
 	uint32_t first_page_off; /* offset of iova's octet within pages[0] */
 };
 
 /* RDMAP_WR_BIND_MW: bind the window `mw_stag` (new key) to [addr, addr + length)
- * of the memory region `mr_stag`, with `access`; length 0 unbinds. */
+ * of the memory region `mr_stag`, with `access`; length 0 unbinds.  The window
+ * is then associated with this QP's stream (rdmap_qp_config.stream): a peer's
+ * reference to it through any other QP fails (ddp_stag_bind has the rules). */
 struct rdmap_bind_mw {
 	uint32_t mw_stag; /* index << 8 | the new key */
 	uint32_t mr_stag;
@@ -120,7 +129,9 @@ enum rdmap_wc_status {
 	RDMAP_WC_REM_OP_ERR,	 /* the peer reported an operation error (Terminate) */
 	RDMAP_WC_REM_INV_REQ_ERR, /* the peer found our request invalid (DDP/LLP Terminate) */
 	RDMAP_WC_GENERAL_ERR,	  /* any other fatal error */
-	RDMAP_WC_MW_BIND_ERR, /* a local memory operation failed (fast register, bind, invalidate) */
+	RDMAP_WC_MW_BIND_ERR, /* RDMAP_WR_BIND_MW failed (bad window, MR, range, rights, stream) */
+	RDMAP_WC_LOC_QP_OP_ERR, /* RDMAP_WR_LOCAL_INV / RDMAP_WR_FAST_REG failed (as Linux siw
+				   reports a failed local operation) */
 };
 
 enum rdmap_wc_opcode {
@@ -177,6 +188,11 @@ struct rdmap_qp_config {
 	/* Shared receive queue (not owned): receives come from it instead of the
 	 * QP's own receive queue (rq_depth is then unused); see rdmap_srq_*. */
 	struct rdmap_srq *srq;
+	/* The id of this QP's RDMAP stream in the STag table (type-2 memory windows
+	 * bound by RDMAP_WR_BIND_MW belong to it; RFC 5040 §2.1, §7.2 "STag not
+	 * associated with RDMAP Stream").  Unique among the QPs sharing `stags`;
+	 * 0 = none: binding fails and no window is usable through this QP. */
+	uint32_t stream;
 };
 
 struct rdmap_qp;

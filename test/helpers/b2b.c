@@ -216,6 +216,7 @@ struct b2b *b2b_create(const struct b2b_opts *o)
 					      : mpa_mulpdu(b->opts.emss, b->params[i].markers_tx);
 		c->mpa = b->params[i];
 		c->initiator = i == B2B_A;
+		c->stream = (uint32_t)i + 1; /* distinct streams, even with shared_stags */
 
 		sn = calloc(1, sizeof(*sn));
 		ck_assert_ptr_nonnull(sn);
