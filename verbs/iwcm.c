@@ -705,6 +705,7 @@ static int ep_tx_iov(struct iwv_ep *ep, struct iovec *iov, int max)
 	struct iwcm_id_int *id = ep->owner;
 	const uint8_t *p;
 	size_t bytes;
+	int n;
 
 	if (id->mpa && mpa_setup_tx_pending(id->mpa, &p) > 0) {
 		iov[0].iov_base = (void *)(uintptr_t)p;
@@ -717,7 +718,12 @@ static int ep_tx_iov(struct iwv_ep *ep, struct iovec *iov, int max)
 		return 0;
 	if (rdmap_qp_state(id_rq(id)) == RDMAP_QP_IDLE)
 		return 0;
-	return rdmap_qp_tx_iov(id_rq(id), iov, max, &bytes);
+	n = rdmap_qp_tx_iov(id_rq(id), iov, max, &bytes);
+	/* Local memory operations (Local Invalidate, fast registration, MW bind)
+	 * complete inside tx_iov with nothing to send: move their completions now,
+	 * no tx_done will come for them. */
+	iwv_qp_drain(id->qp);
+	return n;
 }
 
 static void mpa_sent(struct iwcm_id_int *id)

@@ -310,6 +310,9 @@ int iwv_query_device(struct iwv_context *context, struct iwv_device_attr *attr)
 	attr->max_srq = 1 << 16;
 	attr->max_srq_wr = IWV_MAX_QP_WR;
 	attr->max_srq_sge = IWV_MAX_SGE;
+	/* windows share the STag table with MRs */
+	attr->max_mw = (int)ctx_of(context)->attr.max_mr;
+	attr->max_fast_reg_page_list_len = DDP_FAST_REG_MAX_PAGES;
 	return 0;
 }
 

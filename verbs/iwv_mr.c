@@ -7,8 +7,10 @@
  * context's STag table (ddp_stag_reg): lkey = rkey = the STag, the tagged
  * offset of its first octet is its address (as an ibverbs iova), and its
  * ibverbs access flags become DDP access rights (remote atomic: the RFC 7306
- * Atomic Requests of a QP that enabled them).  Access for memory windows is
- * refused (EOPNOTSUPP).
+ * Atomic Requests of a QP that enabled them).  IWV_ACCESS_MW_BIND lets
+ * type-2 windows be bound to it (iwv_mw.c).  Deregistration goes by the
+ * STag's index (fast-registration MRs change keys) and is EBUSY while windows
+ * are bound to the MR, as in ibverbs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,29 +53,18 @@ int iwv_dealloc_pd(struct iwv_pd *pub)
 	return 0;
 }
 
-struct iwv_mr *iwv_reg_mr(struct iwv_pd *pd, void *addr, size_t length, int access)
+int iwv_access_to_ddp(int access, uint32_t *ddp_access)
 {
 	const int known = IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE |
 			  IWV_ACCESS_REMOTE_READ | IWV_ACCESS_REMOTE_ATOMIC | IWV_ACCESS_MW_BIND;
-	struct iwv_ctx *ctx;
-	struct iwv_mr *mr;
-	uint32_t da = 0, stag;
-	int r;
+	uint32_t da = 0;
 
-	if (!pd || (!addr && length) || (access & ~known)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (access & IWV_ACCESS_MW_BIND) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (access & ~known)
+		return EINVAL;
 	/* ibverbs: remote write and remote atomic need local write. */
 	if ((access & (IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IWV_ACCESS_LOCAL_WRITE)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	    !(access & IWV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
 	if (access & IWV_ACCESS_LOCAL_WRITE)
 		da |= DDP_ACCESS_LOCAL_WRITE;
 	if (access & IWV_ACCESS_REMOTE_WRITE)
@@ -82,10 +73,32 @@ struct iwv_mr *iwv_reg_mr(struct iwv_pd *pd, void *addr, size_t length, int acce
 		da |= DDP_ACCESS_REMOTE_READ;
 	if (access & IWV_ACCESS_REMOTE_ATOMIC)
 		da |= DDP_ACCESS_REMOTE_ATOMIC;
+	if (access & IWV_ACCESS_MW_BIND)
+		da |= DDP_ACCESS_MW_BIND;
 	/* iWARP: a peer's Send with Invalidate may invalidate any STag it was
 	 * given (RFC 5040 §6.10.2 checks PD and that the STag is remote). */
 	if (access & (IWV_ACCESS_REMOTE_WRITE | IWV_ACCESS_REMOTE_READ | IWV_ACCESS_REMOTE_ATOMIC))
 		da |= DDP_ACCESS_REMOTE_INVALIDATE;
+	*ddp_access = da;
+	return 0;
+}
+
+struct iwv_mr *iwv_reg_mr(struct iwv_pd *pd, void *addr, size_t length, int access)
+{
+	struct iwv_ctx *ctx;
+	struct iwv_mr *mr;
+	uint32_t da = 0, stag;
+	int r;
+
+	if (!pd || (!addr && length)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = iwv_access_to_ddp(access, &da);
+	if (r) {
+		errno = r;
+		return NULL;
+	}
 	mr = calloc(1, sizeof(*mr));
 	if (!mr) {
 		errno = ENOMEM;
@@ -123,10 +136,12 @@ int iwv_dereg_mr(struct iwv_mr *mr)
 		return EINVAL;
 	ctx = ctx_of(mr->context);
 	pthread_mutex_lock(&ctx->lock);
-	r = ddp_stag_dereg(ctx->stags, mr->handle);
+	r = ddp_stag_free_index(ctx->stags, mr->handle);
 	if (r == IW_OK)
 		iwv_pd_use(mr->pd, -1);
 	pthread_mutex_unlock(&ctx->lock);
+	if (r == IW_ESTATE)
+		return EBUSY; /* memory windows are bound to it */
 	if (r != IW_OK)
 		return EINVAL;
 	free(mr);

@@ -163,4 +163,14 @@ static inline struct iwv_qp_int *qp_of(struct iwv_qp *qp)
 /* Move staged completions of `qp` into its CQs while there is room. */
 void iwv_qp_stage_flush(struct iwv_qp_int *qp);
 
+/* IWV_ACCESS_* of an MR as DDP rights (iwv_mr.c): 0, EINVAL (unknown bits,
+ * remote write without local write) or EOPNOTSUPP (remote atomic). */
+int iwv_access_to_ddp(int access, uint32_t *ddp_access);
+
+/* IWV_WR_LOCAL_INV / _BIND_MW / _REG_MR as an rdmap work request (iwv_mw.c):
+ * 0 with *w filled and *wc_opcode the completion's opcode, or EINVAL /
+ * EOPNOTSUPP / ENOMEM (no free send slot). */
+int iwv_mem_wr(struct iwv_qp_int *qp, const struct iwv_send_wr *wr, struct rdmap_send_wr *w,
+	       enum iwv_wc_opcode *wc_opcode);
+
 #endif /* IWARP_IWV_OBJ_H */

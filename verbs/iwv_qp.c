@@ -54,6 +54,8 @@ static const enum iwv_wc_status wc_status_of[] = {
 	[RDMAP_WC_REM_OP_ERR] = IWV_WC_REM_OP_ERR,
 	[RDMAP_WC_REM_INV_REQ_ERR] = IWV_WC_REM_INV_REQ_ERR,
 	[RDMAP_WC_GENERAL_ERR] = IWV_WC_GENERAL_ERR,
+	[RDMAP_WC_MW_BIND_ERR] = IWV_WC_MW_BIND_ERR,
+	[RDMAP_WC_LOC_QP_OP_ERR] = IWV_WC_LOC_QP_OP_ERR,
 };
 
 static enum iwv_wc_status wc_status(enum rdmap_wc_status s)
@@ -385,6 +387,7 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	cfg.mpa.ird = IWV_QP_IRD_CAP;
 	cfg.mpa.ord = IWV_QP_ORD_CAP;
 	cfg.rfc7306 = attr->rfc7306 != 0;
+	/* cfg.stream (memory windows) is the QP's handle, set under the lock below */
 
 	pthread_mutex_lock(&ctx->lock);
 	r = IW_OK;
@@ -392,6 +395,7 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 		r = ddp_stag_reg(
 			ctx->stags, pd->handle, qp->inline_buf, (uint64_t)(uintptr_t)qp->inline_buf,
 			(uint64_t)c->max_inline_data * c->max_send_wr, 0, &qp->inline_stag);
+	cfg.stream = ctx->next_handle; /* == qp->pub.handle: unique in the context */
 	if (r == IW_OK)
 		r = rdmap_qp_create(&cfg, &qp->rq);
 	if (r != IW_OK) {
@@ -574,6 +578,8 @@ static int post_one_send(struct iwv_qp_int *qp, const struct iwv_send_wr *wr)
 	struct rdmap_send_wr w;
 	struct send_slot *s;
 	uint32_t slot, total = 0;
+	enum iwv_wc_opcode mem_op = IWV_WC_SEND;
+	bool mem = false;
 	int r;
 
 	memset(&w, 0, sizeof(w));
@@ -608,6 +614,14 @@ static int post_one_send(struct iwv_qp_int *qp, const struct iwv_send_wr *wr)
 				return EINVAL;
 		}
 		break;
+	case IWV_WR_LOCAL_INV:
+	case IWV_WR_BIND_MW:
+	case IWV_WR_REG_MR:
+		r = iwv_mem_wr(qp, wr, &w, &mem_op); /* iwv_mw.c */
+		if (r)
+			return r;
+		mem = true;
+		break;
 	default:
 		return EINVAL;
 	}
@@ -632,6 +646,8 @@ static int post_one_send(struct iwv_qp_int *qp, const struct iwv_send_wr *wr)
 	s->wr_id = wr->wr_id;
 	s->signaled = (wr->send_flags & IWV_SEND_SIGNALED) || qp->attr.sq_sig_all;
 	s->opcode = send_wc_opcode(wr->opcode);
+	if (mem)
+		s->opcode = mem_op;
 
 	if (qp->pub.state == IWV_QPS_ERR || !qp_accepts_work(qp))
 		return flush_send_now(qp, slot);
