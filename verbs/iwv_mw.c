@@ -171,7 +171,7 @@ static int bind_mw_wr(struct iwv_qp_int *qp, const struct iwv_send_wr *wr, struc
 	if (bi->mw_access_flags & ~known)
 		return EINVAL;
 	if (bi->mw_access_flags & IWV_ACCESS_REMOTE_ATOMIC)
-		return EOPNOTSUPP; /* as for MRs (iwv_reg_mr) */
+		da |= DDP_ACCESS_REMOTE_ATOMIC; /* RFC 7306 atomics through the window */
 	if (bi->mw_access_flags & IWV_ACCESS_REMOTE_READ)
 		da |= DDP_ACCESS_REMOTE_READ;
 	if (bi->mw_access_flags & IWV_ACCESS_REMOTE_WRITE)

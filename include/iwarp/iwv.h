@@ -153,7 +153,8 @@ struct iwv_mr {
  * (rkey, (uint64_t)(uintptr_t)ptr).  ENOMEM when the STag table is full.
  */
 IW_EXPORT struct iwv_mr *iwv_reg_mr(struct iwv_pd *pd, void *addr, size_t length, int access);
-/* A peer's Send with Invalidate may have invalidated the rkey; dereg still works. */
+/* A peer's Send with Invalidate may have invalidated the rkey; dereg still works.
+ * EBUSY while memory windows are bound to the MR.  Frees iwv_alloc_mr MRs too. */
 IW_EXPORT int iwv_dereg_mr(struct iwv_mr *mr);
 
 /* ---------------------------------------------------------------------- */
@@ -393,7 +394,11 @@ struct iwv_mw_bind_info {
 	unsigned int mw_access_flags; /* IWV_ACCESS_REMOTE_* */
 };
 
+/* An unbound window (IWV_MW_TYPE_2; IWV_MW_TYPE_1: EOPNOTSUPP, iWARP has type 2
+ * only).  IWV_WR_BIND_MW binds it on a QP (usable through that QP only) and
+ * sets mw->rkey to bind_mw.rkey when posted; docs/man/iwv_alloc_mw.3. */
 IW_EXPORT struct iwv_mw *iwv_alloc_mw(struct iwv_pd *pd, enum iwv_mw_type type);
+/* Unbinds a bound window, then frees it. */
 IW_EXPORT int iwv_dealloc_mw(struct iwv_mw *mw);
 /* The next rkey of the same STag index (a new 8-bit key), as ibv_inc_rkey. */
 static inline uint32_t iwv_inc_rkey(uint32_t rkey)
@@ -402,7 +407,10 @@ static inline uint32_t iwv_inc_rkey(uint32_t rkey)
 }
 
 /* Extension: an MR for fast registration (IWV_WR_REG_MR), invalid until
- * registered, of at most max_num_pages pages (the kernel's ib_alloc_mr). */
+ * registered, of at most max_num_pages pages (the kernel's ib_alloc_mr).
+ * IWV_WR_REG_MR sets mr->lkey/rkey to index << 8 | wr.reg.key when posted; the
+ * page list is read when the WR runs (keep it until it completes);
+ * docs/man/iwv_alloc_mr.3. */
 IW_EXPORT struct iwv_mr *iwv_alloc_mr(struct iwv_pd *pd, uint32_t max_num_pages);
 
 /* ---------------------------------------------------------------------- */
