@@ -38,6 +38,11 @@
  * through the MR it is bound to; that MR counts its windows (mw_count) and
  * can be neither deregistered nor registered again while any is bound.  An
  * invalidated or freed window is unbound at once.
+ *
+ * A page array stays with its slot when the entry is freed (it is freed with
+ * the table, or replaced by a larger one): RDMAP resolves a scattered target
+ * once per segment header and places its payload later, so a consumer that
+ * frees the entry in between must not leave RDMAP holding a freed array.
  */
 #include <string.h>
 
@@ -74,9 +79,10 @@ struct ddp_stag_entry {
 	void *addr; /* MR, contiguous FR: the octet at base_to; NULL otherwise */
 	uint64_t base_to;
 	uint64_t len;
-	/* KIND_FR: the page list */
+	/* KIND_FR: the page list (kept by the slot when freed: see above) */
 	uint64_t *pages;
-	uint32_t max_pages;
+	uint32_t pages_cap; /* entries allocated at pages */
+	uint32_t max_pages; /* of this registration (ddp_stag_alloc) */
 	uint32_t page_shift;
 	uint64_t first_off;
 	/* KIND_MW while bound: the stream and the MR's index */
@@ -195,8 +201,7 @@ static struct ddp_stag_entry *ddp_stag_init(struct ddp_stag_table *t, uint32_t i
 	e->addr = NULL;
 	e->base_to = 0;
 	e->len = 0;
-	e->pages = NULL;
-	e->max_pages = 0;
+	e->max_pages = 0; /* pages/pages_cap stay with the slot */
 	e->page_shift = 0;
 	e->first_off = 0;
 	e->stream = 0;
@@ -234,24 +239,45 @@ int ddp_stag_reg(struct ddp_stag_table *t, uint32_t pd, void *addr, uint64_t bas
 int ddp_stag_alloc(struct ddp_stag_table *t, uint32_t pd, uint32_t max_pages, uint32_t *stag)
 {
 	struct ddp_stag_entry *e;
-	uint64_t *pages;
+	uint64_t *pages = NULL;
 	uint32_t index;
 
 	if (!t || !stag || max_pages == 0 || max_pages > DDP_FAST_REG_MAX_PAGES)
 		return IW_EINVAL;
-	pages = iw_calloc(max_pages, sizeof(*pages));
-	if (!pages)
-		return IW_ENOMEM;
 	index = ddp_stag_take(t);
-	if (!index) {
-		iw_free(pages);
+	if (!index)
 		return IW_EDDP_STAG_TABLE_FULL;
+	e = &t->e[index - 1];
+	if (e->pages_cap < max_pages) {
+		pages = iw_calloc(max_pages, sizeof(*pages));
+		if (!pages) {
+			/* give the index back (never registered: no key was drawn) */
+			e->next_free = t->free_head;
+			t->free_head = index;
+			return IW_ENOMEM;
+		}
 	}
 	e = ddp_stag_init(t, index, KIND_FR, pd);
-	e->pages = pages;
+	if (pages) {
+		iw_free(e->pages);
+		e->pages = pages;
+		e->pages_cap = max_pages;
+	}
 	e->max_pages = max_pages;
 	*stag = DDP_STAG_MAKE(index, ddp_stag_new_key(t, e));
 	return IW_OK;
+}
+
+bool ddp_stag_fast_reg_entry(const struct ddp_stag_table *t, uint32_t stag, uint32_t *max_pages)
+{
+	uint32_t index = DDP_STAG_INDEX(stag);
+
+	if (!t || index == 0 || index > t->max_entries || !t->e[index - 1].registered ||
+	    t->e[index - 1].kind != KIND_FR)
+		return false;
+	if (max_pages)
+		*max_pages = t->e[index - 1].max_pages;
+	return true;
 }
 
 int ddp_stag_alloc_mw(struct ddp_stag_table *t, uint32_t pd, uint32_t *stag)
@@ -291,8 +317,7 @@ static int ddp_stag_release(struct ddp_stag_table *t, uint32_t index)
 	e->registered = false;
 	e->valid = false;
 	e->addr = NULL;
-	iw_free(e->pages);
-	e->pages = NULL;
+	e->scattered = false;
 	e->next_free = t->free_head;
 	t->free_head = index;
 	t->count--;

@@ -126,7 +126,7 @@ static bool pow2(uint32_t v)
 static int reg_mr_wr(struct iwv_qp_int *qp, const struct iwv_send_wr *wr, struct rdmap_send_wr *w)
 {
 	struct iwv_mr *mr = wr->reg.mr;
-	uint32_t da, stag;
+	uint32_t da, stag, max_pages = 0;
 	int r;
 
 	if (!mr || mr->pd != qp->pub.pd || !wr->reg.page_list || wr->reg.num_pages == 0 ||
@@ -136,6 +136,10 @@ static int reg_mr_wr(struct iwv_qp_int *qp, const struct iwv_send_wr *wr, struct
 	    wr->reg.length >
 		    (uint64_t)wr->reg.num_pages * wr->reg.page_size - wr->reg.first_page_off ||
 	    wr->reg.length > UINT64_MAX - wr->reg.iova)
+		return EINVAL;
+	/* Only an MR of iwv_alloc_mr, within its page capacity (the context lock is held). */
+	if (!ddp_stag_fast_reg_entry(ctx_of(qp->pub.context)->stags, mr->handle, &max_pages) ||
+	    wr->reg.num_pages > max_pages)
 		return EINVAL;
 	r = iwv_access_to_ddp(wr->reg.access, &da);
 	if (r)

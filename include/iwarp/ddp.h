@@ -292,6 +292,11 @@ struct ddp_fast_reg {
  */
 IW_EXPORT int ddp_stag_fast_reg(struct ddp_stag_table *t, const struct ddp_fast_reg *fr);
 
+/* True when the index of `stag` (any key) holds a fast-registration entry;
+ * *max_pages (if not NULL) gets its page capacity. */
+IW_EXPORT bool ddp_stag_fast_reg_entry(const struct ddp_stag_table *t, uint32_t stag,
+				       uint32_t *max_pages);
+
 /* Allocate an invalid (unbound) type-2 memory window of `pd`. */
 IW_EXPORT int ddp_stag_alloc_mw(struct ddp_stag_table *t, uint32_t pd, uint32_t *stag);
 

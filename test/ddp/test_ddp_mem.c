@@ -460,6 +460,43 @@ START_TEST(mw_over_scattered_fr_and_invalidation)
 }
 END_TEST
 
+START_TEST(fr_entry_query_and_slot_reuse)
+{
+	struct ddp_stag_table *t = table();
+	uint64_t pages[NPG];
+	uint32_t s, s2, m, maxp = 0;
+	struct ddp_fast_reg fr;
+
+	ck_assert_int_eq(ddp_stag_alloc(t, PD, 2, &s), IW_OK);
+	ck_assert(ddp_stag_fast_reg_entry(t, nk(s, 3), &maxp)); /* any key */
+	ck_assert_uint_eq(maxp, 2);
+	ck_assert_int_eq(ddp_stag_reg(t, PD, pagemem, 0, 8, RW, &m), IW_OK);
+	ck_assert(!ddp_stag_fast_reg_entry(t, m, NULL));
+	ck_assert(!ddp_stag_fast_reg_entry(t, DDP_STAG_MAKE(15, 0), NULL));
+	ck_assert(!ddp_stag_fast_reg_entry(NULL, s, NULL));
+	/* more pages than allocated */
+	fr = fr_scattered(nk(s, 1), pages, 0, PG);
+	ck_assert_int_eq(ddp_stag_fast_reg(t, &fr), IW_EINVAL);
+	/* freed, the index comes back with a larger list, then a plain registration */
+	ck_assert_int_eq(ddp_stag_free_index(t, s), IW_OK);
+	ck_assert(!ddp_stag_fast_reg_entry(t, s, NULL));
+	ck_assert_int_eq(ddp_stag_alloc(t, PD, NPG, &s2), IW_OK);
+	ck_assert_uint_eq(DDP_STAG_INDEX(s2), DDP_STAG_INDEX(s));
+	ck_assert_uint_ne(DDP_STAG_KEY(s2), DDP_STAG_KEY(s));
+	fr = fr_scattered(nk(s2, 1), pages, 0, NPG * PG);
+	ck_assert_int_eq(ddp_stag_fast_reg(t, &fr), IW_OK);
+	ck_assert_int_eq(ddp_stag_free_index(t, s2), IW_OK);
+	ck_assert_int_eq(ddp_stag_reg(t, PD, pagemem, 0, 8, RW, &s2), IW_OK);
+	ck_assert_uint_eq(DDP_STAG_INDEX(s2), DDP_STAG_INDEX(s));
+	ck_assert(!ddp_stag_fast_reg_entry(t, s2, NULL));
+	ck_assert_int_eq(ddp_stag_check(t, s2, PD, 0, 0, 8, NULL), DDP_STAG_OK);
+	ck_assert_int_eq(ddp_stag_dereg(t, s2), IW_OK);
+	ck_assert_int_eq(ddp_stag_dereg(t, m), IW_OK);
+	ck_assert_uint_eq(ddp_stag_count(t), 0);
+	ddp_stag_table_destroy(t);
+}
+END_TEST
+
 START_TEST(mw_freed_while_bound_releases_its_mr)
 {
 	struct ddp_stag_table *t = table();
@@ -520,6 +557,7 @@ static Suite *ddp_mem_suite(void)
 	tcase_add_test(tc, fr_scattered_spans_and_copies);
 	tcase_add_test(tc, mw_bind_checks_and_stream_association);
 	tcase_add_test(tc, mw_over_scattered_fr_and_invalidation);
+	tcase_add_test(tc, fr_entry_query_and_slot_reuse);
 	tcase_add_test(tc, mw_freed_while_bound_releases_its_mr);
 	tcase_add_test(tc, tagged_resolve_maps_stream_to_the_ddp_code);
 	return s;

@@ -486,6 +486,8 @@ enum bad_mem {
 	BAD_REG_ACCESS_UNKNOWN,
 	BAD_REG_REMOTE_WRITE_ONLY,
 	BAD_REG_ATOMIC,
+	BAD_REG_PLAIN_MR,
+	BAD_REG_TOO_MANY_PAGES,
 	BAD_REG_OTHER_PD,
 	BAD_MEM_COUNT,
 };
@@ -500,7 +502,8 @@ START_TEST(bad_memory_work_requests_are_refused_at_post)
 	static uint8_t buf[8192] __attribute__((aligned(4096)));
 	struct iwv_mr *mr, *mr2, *fr;
 	struct iwv_mw *mw, *mw2;
-	uint64_t pages[NPG];
+	uint64_t pages[NPG + 1];
+	uint32_t mr_rkey, fr_rkey, mw_rkey;
 	struct iwv_send_wr wr;
 	int want = EINVAL, rc;
 
@@ -515,7 +518,10 @@ START_TEST(bad_memory_work_requests_are_refused_at_post)
 	mw = iwv_alloc_mw(pd, IWV_MW_TYPE_2);
 	mw2 = iwv_alloc_mw(pd2, IWV_MW_TYPE_2);
 	ck_assert(mr && mr2 && fr && mw && mw2);
-	for (int i = 0; i < NPG; i++)
+	mr_rkey = mr->rkey;
+	fr_rkey = fr->rkey;
+	mw_rkey = mw->rkey;
+	for (int i = 0; i <= NPG; i++)
 		pages[i] = (uint64_t)(uintptr_t)buf;
 	wr = bind_wr(1, mw, mr, buf, 64, IWV_ACCESS_REMOTE_READ);
 	if (_i >= BAD_REG_NO_MR)
@@ -578,6 +584,12 @@ START_TEST(bad_memory_work_requests_are_refused_at_post)
 	case BAD_REG_ATOMIC: /* remote atomic needs local write, as in iwv_reg_mr */
 		wr.reg.access = IWV_ACCESS_REMOTE_ATOMIC;
 		break;
+	case BAD_REG_PLAIN_MR:
+		wr.reg.mr = mr; /* of iwv_reg_mr: its keys must not change */
+		break;
+	case BAD_REG_TOO_MANY_PAGES:
+		wr.reg.num_pages = NPG + 1;
+		break;
 	default:
 		wr.reg.mr = mr2;
 		break;
@@ -586,6 +598,10 @@ START_TEST(bad_memory_work_requests_are_refused_at_post)
 	ck_assert_msg(rc == want, "case %d: post returned %d (%s)", _i, rc, strerror(rc));
 	/* nothing changed behind the refusal, and the QP still takes work */
 	ck_assert_uint_eq(fr->rkey, fr->lkey);
+	ck_assert_uint_eq(fr->rkey, fr_rkey);
+	ck_assert_uint_eq(mr->rkey, mr_rkey);
+	ck_assert_uint_eq(mr->lkey, mr_rkey);
+	ck_assert_uint_eq(mw->rkey, mw_rkey);
 	wr = inv_wr(2, mr->rkey);
 	ck_assert_int_eq(post1(qp, &wr), 0);
 	qp_state_is(qp, IWV_QPS_INIT);
