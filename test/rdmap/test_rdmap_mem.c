@@ -315,7 +315,7 @@ START_TEST(fast_reg_scattered_pages_take_write_read_and_send)
 	ck_assert_ptr_nonnull(src);
 	ck_assert_ptr_nonnull(back);
 	th_rng_fill(&b->rng, src, n);
-	lsrc = b2b_reg(b, B2B_A, src, n, DDP_ACCESS_LOCAL_WRITE);
+	lsrc = b2b_reg(b, B2B_A, src, n, DDP_ACCESS_LOCAL_WRITE | DDP_ACCESS_REMOTE_READ);
 	lback = b2b_reg(b, B2B_A, back, n, DDP_ACCESS_LOCAL_WRITE);
 
 	/* the peer's Write lands in the scattered pages */
@@ -367,6 +367,19 @@ START_TEST(fast_reg_scattered_pages_take_write_read_and_send)
 		ck_assert_uint_eq(back[k - 1], *fr_host(&f, k));
 	ck_assert_int_eq(b2b_wait(b, B2B_B, &wc), 1);
 	assert_wc(&wc, 4, RDMAP_WC_SEND);
+
+	/* our own Read with the scattered region as its sink (Read Responses placed) */
+	memset(f.mem, 0, 8 * PG);
+	th_rng_fill(&b->rng, src, n);
+	ck_assert_int_eq(b2b_post_rdma(b, B2B_B, RDMAP_WR_READ, RDMAP_WR_SIGNALED, 5,
+				       (void *)(uintptr_t)(iova + 3), (uint32_t)n - 3, f.stag, lsrc,
+				       (uintptr_t)src),
+			 IW_OK);
+	ck_assert_int_eq(b2b_wait(b, B2B_B, &wc), 1);
+	assert_wc(&wc, 5, RDMAP_WC_RDMA_READ);
+	for (size_t k = 3; k < n; k++)
+		ck_assert_uint_eq(*fr_host(&f, k), src[k - 3]);
+	ck_assert_uint_eq(*fr_host(&f, 2), 0);
 
 	b2b_dereg(b, B2B_A, lsrc);
 	b2b_dereg(b, B2B_A, lback);
