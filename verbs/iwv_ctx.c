@@ -16,6 +16,7 @@
  * that a program sleeping in its own poll() wakes when a timer is due.
  */
 #include <errno.h>
+#include <signal.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,8 +216,17 @@ struct iwv_context *iwv_open_context(const struct iwv_context_attr *attr_in)
 		return NULL;
 	}
 	if (attr.engine_thread) {
+		sigset_t all, old;
+		int rc;
+
+		/* The program's signals are the program's: the thread blocks them all
+		 * (it inherits the mask it is created with). */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		ctx->thread_on = true;
-		if (pthread_create(&ctx->thread, NULL, engine_thread_main, ctx) != 0) {
+		rc = pthread_create(&ctx->thread, NULL, engine_thread_main, ctx);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc != 0) {
 			ctx->thread_on = false;
 			ctx_free(ctx);
 			errno = EAGAIN;
