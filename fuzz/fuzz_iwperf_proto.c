@@ -13,7 +13,9 @@
  *     and decodes again to the same fields;
  *   - an accepted message does not decode one octet shorter (except a
  *     48-octet control message, whose first 40 octets are the short form);
- *   - a refusal's reason is printable text of 1 to 56 octets.
+ *   - a refusal's reason is printable text of 1 to 56 octets;
+ *   - an accepted HELLO of an RFC 7306 operation is never --tcp-baseline, an
+ *     atomic one is of 8 octets, and a write-imm one no ping-pong.
  * The decoders read only the input (the replay driver and libFuzzer hand it
  * over in a buffer of its exact size, so ASan sees any over-read).
  */
@@ -69,6 +71,11 @@ static void one(enum ipf_kind kind, const uint8_t *data, size_t size)
 		check(n >= 1 && n <= IPF_REASON_MAX);
 		for (size_t i = 0; i < n; i++)
 			check(m.welcome.reason[i] >= 0x20 && m.welcome.reason[i] <= 0x7e);
+	}
+	if (kind == IPF_KIND_HELLO && ipf_op_rfc7306(h->op)) {
+		check(!(h->flags & IPF_HF_TCP));
+		check(!ipf_op_atomic(h->op) || h->size == IPF_ATOMIC_SIZE);
+		check(h->op != IPF_OP_WRITE_IMM || !(h->flags & IPF_HF_PINGPONG));
 	}
 	if (!(kind == IPF_KIND_CTRL && size == IPF_CTRL_LEN_ALT))
 		check(decode(kind, data, size - 1, &again) != IPF_OK);

@@ -6,7 +6,8 @@ usage: gen_iwperf_proto_seeds.py [REPO_ROOT]
 
 The messages of iwperf's control protocol as iwperf(1), CONTROL PROTOCOL,
 lays them out (built here with struct.pack, apart from the C encoder): a
-HELLO of each test, WELCOME accepted and refused, DONE, CREDIT and RESULT in
+HELLO of each test (the RFC 7306 operations too: fetch-and-add,
+compare-and-swap, write-imm, and the HELLOs refused for them), WELCOME accepted and refused, DONE, CREDIT and RESULT in
 both lengths; and the edge cases the decoders must refuse - a message one
 octet short or long, another version, a reserved octet set, a field one past
 its range, a refusal that is not text, and the start of an MPA Request (what
@@ -22,7 +23,7 @@ import sys
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', '..')
 MAGIC = 0x49575046
-WRITE, READ, SEND = 1, 2, 3
+WRITE, READ, SEND, FADD, CSWAP, WRITE_IMM = 1, 2, 3, 4, 5, 6
 PP, VERIFY, TCP = 1, 2, 4
 DONE, RESULT, CREDIT = 1, 2, 3
 
@@ -54,6 +55,11 @@ seeds = {
     'hello-read-bw-qps64': hello(READ, VERIFY, 4096, 1024, 63, 64),
     'hello-send-pingpong': hello(SEND, PP, 1),
     'hello-tcp-write': hello(WRITE, TCP | PP, 256 << 20),
+    'hello-fadd-bw-verify': hello(FADD, VERIFY, 8, 16),
+    'hello-cswap-pingpong': hello(CSWAP, PP | VERIFY, 8, 1, 3, 4),
+    'hello-write-imm-bw': hello(WRITE_IMM, VERIFY, 4096, 32),
+    # valid: the RESULT of an atomic test (count: the target word)
+    'ctrl-result-atomic-word': ctrl(RESULT, 0, 1000, 8000),
     # valid: what a server answers
     'welcome-rdma-buffer': welcome(0x560000abc000, 32 << 16, 0x11223344),
     'welcome-send-credits': welcome(credits=64, batch=16),
@@ -76,6 +82,12 @@ seeds = {
     'hello-write-pingpong-no-buffer': hello(WRITE, PP, 64),
     'hello-send-with-rkey': hello(SEND, 0, 64, rkey=1, length=64),
     'hello-flags-8': hello(READ, 8, 64),
+    'hello-op-7': hello(7, 0, 8),
+    'hello-fadd-size-16': hello(FADD, 0, 16),
+    'hello-cswap-size-7': hello(CSWAP, PP, 7),
+    'hello-fadd-tcp': hello(FADD, TCP, 8),
+    'hello-write-imm-tcp': hello(WRITE_IMM, TCP, 64),
+    'hello-write-imm-pingpong': hello(WRITE_IMM, PP, 64),
     'hello-reserved-63': hello(READ, 0, 64)[:63] + b'\x01',
     'welcome-length-256m-plus-1': welcome(0x1000, (256 << 20) + 1, 7),
     'welcome-status-2': struct.pack('>IBBxx', MAGIC, 1, 2) + bytes(56),

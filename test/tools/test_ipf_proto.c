@@ -223,12 +223,12 @@ END_TEST
 
 START_TEST(hello_round_trips_every_test)
 {
-	for (int op = IPF_OP_WRITE; op <= IPF_OP_SEND; op++)
+	for (int op = IPF_OP_WRITE; op <= IPF_OP_LAST; op++)
 		for (unsigned fl = 0; fl <= IPF_HF_KNOWN; fl++) {
 			struct ipf_hello h = {
 				.op = (uint8_t)op,
 				.flags = (uint8_t)fl,
-				.size = 1,
+				.size = ipf_op_atomic(op) ? IPF_ATOMIC_SIZE : 1,
 				.depth = IPF_DEPTH_MAX,
 				.qp_index = IPF_QPS_MAX - 1,
 				.qps = IPF_QPS_MAX,
@@ -238,6 +238,10 @@ START_TEST(hello_round_trips_every_test)
 			struct ipf_hello d;
 			uint8_t p[IPF_HELLO_LEN];
 
+			/* RFC 7306 over TCP, write-imm ping-pong: refused (IPF_E_COMBO) */
+			if ((ipf_op_rfc7306(op) && (fl & IPF_HF_TCP)) ||
+			    (op == IPF_OP_WRITE_IMM && (fl & IPF_HF_PINGPONG)))
+				continue;
 			if (op == IPF_OP_WRITE && (fl & IPF_HF_PINGPONG) && !(fl & IPF_HF_TCP)) {
 				h.size = IPF_SIZE_MAX;
 				h.addr = 0x1000;
@@ -248,6 +252,54 @@ START_TEST(hello_round_trips_every_test)
 			ck_assert_int_eq(ipf_hello_decode(p, sizeof(p), &d), IPF_OK);
 			ck_assert_mem_eq(&d, &h, sizeof(d));
 		}
+}
+END_TEST
+
+static void refused(enum ipf_kind kind, const uint8_t *p, size_t len, int err, const char *what,
+		    size_t i);
+
+/* The RFC 7306 operations: atomics only of 8 octets, none over TCP, write-imm no ping-pong. */
+START_TEST(hello_rfc7306_operations_have_their_limits)
+{
+	static const struct {
+		uint8_t op, flags;
+		uint32_t size;
+		int err;
+	} rows[] = {
+		{IPF_OP_FADD, IPF_HF_VERIFY, 8, IPF_OK},
+		{IPF_OP_CSWAP, IPF_HF_PINGPONG | IPF_HF_VERIFY, 8, IPF_OK},
+		{IPF_OP_WRITE_IMM, IPF_HF_VERIFY, 1, IPF_OK},
+		{IPF_OP_WRITE_IMM, 0, IPF_SIZE_MAX, IPF_OK},
+		{IPF_OP_FADD, 0, 7, IPF_E_SIZE},
+		{IPF_OP_FADD, 0, 16, IPF_E_SIZE},
+		{IPF_OP_CSWAP, IPF_HF_PINGPONG, 4, IPF_E_SIZE},
+		{IPF_OP_FADD, IPF_HF_TCP, 8, IPF_E_COMBO},
+		{IPF_OP_CSWAP, IPF_HF_TCP | IPF_HF_PINGPONG, 8, IPF_E_COMBO},
+		{IPF_OP_WRITE_IMM, IPF_HF_TCP, 64, IPF_E_COMBO},
+		{IPF_OP_WRITE_IMM, IPF_HF_PINGPONG, 64, IPF_E_COMBO},
+		{IPF_OP_LAST + 1, 0, 8, IPF_E_OP},
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct ipf_hello h = {
+			.op = rows[i].op,
+			.flags = rows[i].flags,
+			.size = rows[i].size,
+			.depth = 8,
+			.qps = 1,
+			.seed = 5,
+			.test_id = 6,
+		};
+		struct ipf_hello d;
+		uint8_t p[IPF_HELLO_LEN];
+
+		ipf_hello_encode(&h, p);
+		ck_assert_msg(p[5] == rows[i].op, "row %zu: op octet", i);
+		if (rows[i].err)
+			refused(IPF_KIND_HELLO, p, sizeof(p), rows[i].err, "HELLO RFC 7306 row", i);
+		else
+			ck_assert_int_eq(ipf_hello_decode(p, sizeof(p), &d), IPF_OK);
+	}
 }
 END_TEST
 
@@ -416,7 +468,10 @@ static const struct bad_set {
 	{K_HELLO,
 	 IPF_E_RESERVED,
 	 {{5, IPF_OP_SEND}, {5, IPF_OP_READ}, {6, IPF_HF_PINGPONG | IPF_HF_TCP}, {6, 0}}},
-	{K_HELLO, IPF_E_OP, {{5, 0}, {5, 4}, {5, 0xff}}},
+	{K_HELLO, IPF_E_OP, {{5, 0}, {5, 7}, {5, 0xff}}},
+	/* a write ping-pong turned into atomics (size 65536) or write-imm (ping-pong) */
+	{K_HELLO, IPF_E_SIZE, {{5, IPF_OP_FADD}, {5, IPF_OP_CSWAP}}},
+	{K_HELLO, IPF_E_COMBO, {{5, IPF_OP_WRITE_IMM}}},
 	{K_HELLO, IPF_E_FLAGS, {{6, 0x0b}, {6, 0x83}}},
 	{K_HELLO, IPF_E_SIZE, {{9, 0}, {8, 0x10}}},
 	{K_HELLO, IPF_E_DEPTH, {{15, 0}, {14, 0x04}, {12, 0x01}}},
@@ -559,8 +614,12 @@ static const struct word_row {
 	{ipf_op_name, IPF_OP_WRITE, "write"},
 	{ipf_op_name, IPF_OP_READ, "read"},
 	{ipf_op_name, IPF_OP_SEND, "send"},
+	{ipf_op_name, IPF_OP_FADD, "atomic-fadd"},
+	{ipf_op_name, IPF_OP_CSWAP, "atomic-cswap"},
+	{ipf_op_name, IPF_OP_WRITE_IMM, "write-imm"},
+	{ipf_strerror, IPF_E_COMBO, "operation not available with these flags"},
 	{ipf_op_name, 0, "?"},
-	{ipf_op_name, 4, "?"},
+	{ipf_op_name, 7, "?"},
 	{ipf_res_status_str, IPF_RES_OK, "ok"},
 	{ipf_res_status_str, IPF_RES_VERIFY, "data verification failed"},
 	{ipf_res_status_str, IPF_RES_PROTO, "protocol error"},
@@ -582,6 +641,7 @@ static Suite *ipf_proto_suite(void)
 		     req_and_ctrl_len_known_answers, pattern_known_answers,
 		     pattern_check_finds_the_first_bad_octet);
 	TH_ADD_TCASE(s, "round trip", hello_round_trips_every_test,
+		     hello_rfc7306_operations_have_their_limits,
 		     hello_without_a_buffer_ignores_addr, welcome_round_trips,
 		     welcome_refusal_is_cut_to_the_field, ctrl_round_trips_both_lengths);
 	TH_ADD_TCASE(s, "malformed", every_length_but_the_right_ones_is_refused,

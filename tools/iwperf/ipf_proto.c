@@ -40,6 +40,7 @@ static const struct {
 	[-IPF_E_CREDITS] = {"IPF_E_CREDITS", "credit offer out of range"},
 	[-IPF_E_TYPE] = {"IPF_E_TYPE", "unknown control message type"},
 	[-IPF_E_COUNT] = {"IPF_E_COUNT", "credit count out of range"},
+	[-IPF_E_COMBO] = {"IPF_E_COMBO", "operation not available with these flags"},
 };
 
 const char *ipf_errname(int err)
@@ -53,9 +54,9 @@ const char *ipf_strerror(int err)
 }
 
 static const char *const op_names[] = {
-	[IPF_OP_WRITE] = "write",
-	[IPF_OP_READ] = "read",
-	[IPF_OP_SEND] = "send",
+	[IPF_OP_WRITE] = "write",	 [IPF_OP_READ] = "read",
+	[IPF_OP_SEND] = "send",		 [IPF_OP_FADD] = "atomic-fadd",
+	[IPF_OP_CSWAP] = "atomic-cswap", [IPF_OP_WRITE_IMM] = "write-imm",
 };
 
 static const char *const res_names[] = {
@@ -66,7 +67,7 @@ static const char *const res_names[] = {
 
 const char *ipf_op_name(int op)
 {
-	return op >= IPF_OP_WRITE && op <= IPF_OP_SEND ? op_names[op] : "?";
+	return op >= IPF_OP_WRITE && op <= IPF_OP_LAST ? op_names[op] : "?";
 }
 
 const char *ipf_res_status_str(int status)
@@ -223,16 +224,21 @@ int ipf_hello_decode(const uint8_t *p, size_t len, struct ipf_hello *h)
 		return IPF_E_RESERVED;
 	memset(&d, 0, sizeof(d));
 	get_fields(hello_fields, NFIELDS(hello_fields), p, &d);
-	if (d.op < IPF_OP_WRITE || d.op > IPF_OP_SEND)
+	if (d.op < IPF_OP_WRITE || d.op > IPF_OP_LAST)
 		return IPF_E_OP;
 	if (d.flags & ~IPF_HF_KNOWN)
 		return IPF_E_FLAGS;
-	if (d.size < 1 || d.size > IPF_SIZE_MAX)
+	if (d.size < 1 || d.size > IPF_SIZE_MAX ||
+	    (ipf_op_atomic(d.op) && d.size != IPF_ATOMIC_SIZE))
 		return IPF_E_SIZE;
 	if (d.depth < 1 || d.depth > IPF_DEPTH_MAX)
 		return IPF_E_DEPTH;
 	if (d.qps < 1 || d.qps > IPF_QPS_MAX || d.qp_index >= d.qps)
 		return IPF_E_QPS;
+	/* RFC 7306 is iWARP's; a write-imm ping-pong is not defined */
+	if ((ipf_op_rfc7306(d.op) && (d.flags & IPF_HF_TCP)) ||
+	    (d.op == IPF_OP_WRITE_IMM && (d.flags & IPF_HF_PINGPONG)))
+		return IPF_E_COMBO;
 	if (hello_has_buffer(&d)) {
 		if (d.length < d.size || !d.rkey)
 			return IPF_E_NOBUF;

@@ -58,7 +58,35 @@
 #define IPF_CREDITS_MAX 2048u	     /* receives the server posts for Sends */
 #define IPF_MEM_MAX	(256u << 20) /* buffer octets one connection pins per side */
 
-enum ipf_op { IPF_OP_WRITE = 1, IPF_OP_READ = 2, IPF_OP_SEND = 3 };
+/*
+ * The operations.  4 to 6 are RFC 7306 (iWARP only; both QPs are created with
+ * it, as nothing negotiates it): Fetch-and-Add of 1 and Compare-and-Swap to
+ * one 8-octet word of the server's buffer (--size is 8), and RDMA Write with
+ * Immediate Data.  Protocol version 1 grew them: a server that predates them
+ * refuses them as an unknown operation, and nothing else changed.
+ */
+enum ipf_op {
+	IPF_OP_WRITE = 1,
+	IPF_OP_READ = 2,
+	IPF_OP_SEND = 3,
+	IPF_OP_FADD = 4,
+	IPF_OP_CSWAP = 5,
+	IPF_OP_WRITE_IMM = 6,
+	IPF_OP_LAST = IPF_OP_WRITE_IMM,
+};
+
+#define IPF_ATOMIC_SIZE 8 /* the one --size of the atomic operations */
+
+static inline bool ipf_op_atomic(int op)
+{
+	return op == IPF_OP_FADD || op == IPF_OP_CSWAP;
+}
+
+/* An RFC 7306 operation: both QPs need iwv_qp_init_attr.rfc7306. */
+static inline bool ipf_op_rfc7306(int op)
+{
+	return ipf_op_atomic(op) || op == IPF_OP_WRITE_IMM;
+}
 
 /* HELLO flags. */
 #define IPF_HF_PINGPONG 0x01
@@ -81,9 +109,9 @@ enum ipf_err {
 	IPF_E_VERSION = -3,  /* another protocol version */
 	IPF_E_LONG = -4,     /* octets after the end of the message */
 	IPF_E_RESERVED = -5, /* a reserved octet, the padding or an unused field is not zero */
-	IPF_E_OP = -6,	     /* HELLO: operation not write, read or send */
+	IPF_E_OP = -6,	     /* HELLO: operation not one of enum ipf_op */
 	IPF_E_FLAGS = -7,    /* HELLO: unknown flag bits */
-	IPF_E_SIZE = -8,     /* HELLO: message size not 1 to IPF_SIZE_MAX */
+	IPF_E_SIZE = -8,     /* HELLO: size not 1 to IPF_SIZE_MAX (atomics: not 8) */
 	IPF_E_DEPTH = -9,    /* HELLO: depth not 1 to IPF_DEPTH_MAX */
 	IPF_E_QPS = -10,     /* HELLO: qps not 1 to IPF_QPS_MAX, or qp index not below qps */
 	IPF_E_NOBUF = -11,   /* HELLO: RDMA Write ping-pong without a target buffer */
@@ -94,7 +122,8 @@ enum ipf_err {
 	IPF_E_CREDITS = -15, /* WELCOME: credits above IPF_CREDITS_MAX, batch 0 or above them */
 	IPF_E_TYPE = -16,    /* control: not DONE, RESULT or CREDIT */
 	IPF_E_COUNT = -17,   /* CREDIT: count not 1 to IPF_CREDITS_MAX */
-	IPF_E_LAST = IPF_E_COUNT,
+	IPF_E_COMBO = -18, /* HELLO: an RFC 7306 operation with tcp, or write-imm with ping-pong */
+	IPF_E_LAST = IPF_E_COMBO,
 };
 
 /*
@@ -129,7 +158,9 @@ struct ipf_welcome {
 /*
  * DONE (client: messages and octets moved), CREDIT (server: count =
  * receives reposted), RESULT (server: status, what it saw, and for a failed
- * check the message index and offset of the first bad octet).
+ * check the message index and offset of the first bad octet).  For the
+ * atomic operations what the server saw is its target word: RESULT's count
+ * is the word's final value (and bytes 8 times it).
  */
 struct ipf_ctrl {
 	uint8_t type;	/* enum ipf_ctrl_type */
@@ -142,7 +173,7 @@ const char *ipf_errname(int err);
 /* One phrase: "message size out of range", ... ("unknown error" for anything else). */
 const char *ipf_strerror(int err);
 
-/* "write", "read", "send"; "?" for anything else. */
+/* "write", "read", "send", "atomic-fadd", "atomic-cswap", "write-imm"; "?" for anything else. */
 const char *ipf_op_name(int op);
 /* RESULT status as text: "ok", "data verification failed", "protocol error". */
 const char *ipf_res_status_str(int status);
