@@ -155,15 +155,63 @@ uint8_t *ipf_slot_out(struct ipf_conn *c, uint64_t seq)
 	const struct ipf_opts *o = c->cl->o;
 	uint8_t *p = c->data + (size_t)(seq % c->nslots) * o->size;
 
-	if (o->verify && o->op != IPF_OP_READ)
+	if (o->verify && o->op != IPF_OP_READ && !ipf_op_atomic(o->op))
 		ipf_pat_fill(p, o->size, ipf_msg_key(c->seed, seq));
 	return p;
+}
+
+void ipf_atomic_args(struct ipf_conn *c, uint64_t seq, uint64_t *compare_add, uint64_t *swap)
+{
+	if (c->cl->o->op == IPF_OP_FADD) {
+		*compare_add = 1;
+		*swap = 0;
+		return;
+	}
+	c->cmp[seq % c->nslots] = c->expect;
+	*compare_add = c->expect;
+	*swap = ++c->expect;
+}
+
+int ipf_atomic_done(struct ipf_conn *c, uint64_t seq, uint64_t orig)
+{
+	const struct ipf_opts *o = c->cl->o;
+	uint64_t want;
+
+	if (o->op == IPF_OP_FADD) {
+		/* the connection's own word, its adds performed in order: the nth finds n */
+		if (o->verify && orig != seq)
+			return ipf_fail("QP %d: Fetch-and-Add %" PRIu64 " returned %" PRIu64
+					", want %" PRIu64,
+					c->idx, seq, orig, seq);
+		c->a_ok++;
+		return 0;
+	}
+	want = c->cmp[seq % c->nslots];
+	if (orig == want) {
+		c->a_ok++;
+		return 0;
+	}
+	/* the word is not where the client thought: go on from where it is */
+	c->r.failed++;
+	c->expect = orig;
+	return 0;
 }
 
 int ipf_completed(struct ipf_conn *c, uint64_t upto)
 {
 	const struct ipf_opts *o = c->cl->o;
 
+	if (ipf_op_atomic(o->op)) {
+		/* the result slots of every message up to `upto` hold their originals */
+		for (; c->completed < upto; c->completed++) {
+			uint64_t v;
+
+			memcpy(&v, c->data + (size_t)(c->completed % c->nslots) * 8, 8);
+			if (ipf_atomic_done(c, c->completed, v))
+				return -1;
+		}
+		return 0;
+	}
 	c->completed = upto;
 	if (o->op != IPF_OP_READ || !o->verify)
 		return 0;
@@ -186,7 +234,7 @@ int ipf_pong(struct ipf_conn *c, const uint8_t *reply, size_t len, uint64_t key_
 
 	if (ipf_lat_push(&c->lat, iwt_now_ns() - c->t_ping))
 		return -1;
-	if (o->verify) {
+	if (o->verify && reply) {
 		int64_t bad = ipf_pat_check(reply, len, ipf_msg_key(c->seed, key_msg));
 
 		if (bad >= 0)
@@ -210,6 +258,13 @@ int ipf_result(struct ipf_conn *c, const struct ipf_ctrl *m)
 		return ipf_fail("QP %d: the server reports: %s (it saw %" PRIu64
 				" messages, the client sent %" PRIu64 ")",
 				c->idx, ipf_res_status_str(m->status), m->count, c->r.msgs);
+	if (ipf_op_atomic(c->cl->o->op)) {
+		if (m->count != c->a_ok)
+			return ipf_fail("QP %d: the server's word is %" PRIu64 " after %" PRIu64
+					" operations that changed it (of %" PRIu64 ")",
+					c->idx, m->count, c->a_ok, c->r.msgs);
+		return 0;
+	}
 	if (m->count != c->r.msgs)
 		return ipf_fail("QP %d: the server saw %" PRIu64 " messages, the client %" PRIu64,
 				c->idx, m->count, c->r.msgs);
@@ -372,14 +427,23 @@ int ipf_client_run(const struct ipf_opts *o, const struct ipf_transport_ops *t)
 	}
 	if (t->setup(&cl))
 		goto out;
+	for (unsigned i = 0; i < o->qps && o->op == IPF_OP_CSWAP; i++) {
+		cl.c[i].cmp = calloc(cl.c[i].nslots, sizeof(*cl.c[i].cmp));
+		if (!cl.c[i].cmp) {
+			ipf_fail("out of memory");
+			goto out;
+		}
+	}
 	ipf_banner(o, cl.ri.depth, cl.how);
 	if (client_loop(&cl) || t->close(&cl) || client_report(&cl))
 		goto out;
 	ret = 0;
 out:
 	t->free(&cl);
-	for (unsigned i = 0; i < o->qps; i++)
+	for (unsigned i = 0; i < o->qps; i++) {
 		free(cl.c[i].lat.v);
+		free(cl.c[i].cmp);
+	}
 	free(cl.c);
 	return ret;
 }
@@ -395,12 +459,17 @@ const char *ipf_sess_hello(struct ipf_sess *s, const uint8_t *p, size_t len)
 
 	if (rc == IPF_E_SHORT || rc == IPF_E_MAGIC)
 		return "not an iwperf client";
+	if (rc == IPF_E_COMBO)
+		return "RFC 7306 needs iWARP; write-imm has no ping-pong";
 	if (rc)
 		return ipf_strerror(rc);
 	if (!(s->h.flags & IPF_HF_TCP) != !t->tcp)
 		return t->tcp ? "this server runs --tcp-baseline; the client does not"
 			      : "the client runs --tcp-baseline; this server does not";
-	s->nslots = s->h.flags & IPF_HF_PINGPONG ? 1 : ipf_slots_for(s->h.size, s->h.depth);
+	/* atomics: one word, whatever the depth */
+	s->nslots = s->h.flags & IPF_HF_PINGPONG || ipf_op_atomic(s->h.op)
+			    ? 1
+			    : ipf_slots_for(s->h.size, s->h.depth);
 	return NULL;
 }
 

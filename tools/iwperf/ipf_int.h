@@ -65,6 +65,22 @@
  * not just hand-over to the local socket.  Over TCP the client half-closes
  * instead of DONE and the server answers RESULT, then closes.
  *
+ * RFC 7306 (iWARP only; both QPs enable it for these operations alone, as
+ * nothing negotiates it).  Atomics: the server's buffer is one 8-octet word,
+ * zero at the start, of the connection's own, so the operations of one
+ * connection are the only ones on it.  The client's slots are the 8-octet
+ * result buffers; each completion (ipf_completed, or a ping-pong's) hands the
+ * original values to ipf_atomic_done, which counts the operations that
+ * changed the word (every Fetch-and-Add of 1; a Compare-and-Swap whose
+ * compare matched, swapping in the compared value + 1).  RESULT's count is
+ * the word's final value, which must equal that count.  The Compare-and-Swap
+ * of message i compares with the value the word has if every earlier one
+ * succeeded (the responder performs one QP's atomics in order, so they all
+ * do); a failed one resynchronises the client from the original value it
+ * returned.  RDMA Write with Immediate: an RDMA Write whose Immediate Data
+ * (the message number, 32 bits) consumes one of the server's receives, under
+ * the credits of Send; the server checks the number and length of each.
+ *
  * Verification.  Message i of a connection carries a pseudo-random pattern
  * keyed by (connection seed, i), computable at any offset (ipf_proto.h), so
  * each end can check what it received without a copy of what was sent: the
@@ -96,7 +112,9 @@ struct ipf_opts {
 	const char *host;      /* client: server address */
 	const char *bind_addr; /* server: listen address */
 	unsigned port;
-	int op; /* enum ipf_op */
+	int op;		 /* enum ipf_op (--op atomic: IPF_OP_FADD or IPF_OP_CSWAP) */
+	bool cswap;	 /* --atomic cswap */
+	bool atomic_set; /* --atomic given */
 	uint32_t size;
 	uint64_t iters;
 	double seconds;
@@ -140,6 +158,10 @@ struct ipf_conn {
 	uint64_t iter; /* round trips done */
 	bool waiting;
 	uint64_t t_ping;
+	/* atomics: what the target word must hold, and the operations that changed it */
+	uint64_t expect; /* cswap: the value the next one compares with */
+	uint64_t a_ok;	 /* fadd: all; cswap: the compares that matched */
+	uint64_t *cmp;	 /* cswap: the compare value of each slot's operation */
 	struct ipf_res r;
 	struct ipf_lat lat;
 	void *t; /* the transport's state of the connection */
@@ -282,6 +304,10 @@ int ipf_pong(struct ipf_conn *c, const uint8_t *reply, size_t len, uint64_t key_
 int ipf_result(struct ipf_conn *c, const struct ipf_ctrl *m);
 /* Client: the slot of bandwidth message `seq`, with its pattern under --verify (not for Reads). */
 uint8_t *ipf_slot_out(struct ipf_conn *c, uint64_t seq);
+/* Client, atomics: the operands of message `seq` (fadd: add 1; cswap: compare, swap). */
+void ipf_atomic_args(struct ipf_conn *c, uint64_t seq, uint64_t *compare_add, uint64_t *swap);
+/* Client, atomics: message `seq` returned the original value `orig`. */
+int ipf_atomic_done(struct ipf_conn *c, uint64_t seq, uint64_t orig);
 
 /* Server: a connection's HELLO into s->h and s->nslots; NULL, or why it is refused. */
 const char *ipf_sess_hello(struct ipf_sess *s, const uint8_t *p, size_t len);

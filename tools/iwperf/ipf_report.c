@@ -109,9 +109,21 @@ static void print_json(const struct ipf_opts *o, const struct ipf_run_info *ri, 
 	       ri->crc ? "true" : "false", ri->markers, ri->transport, o->qps, idx, ri->depth,
 	       o->verify ? "true" : "false");
 	if (ri->engine)
-		printf("\"%s\"}\n", ri->engine);
+		printf("\"%s\"", ri->engine);
 	else
-		printf("null}\n");
+		printf("null");
+	/* a key of its own, last: the keys before it stay as they are */
+	if (o->op == IPF_OP_CSWAP)
+		printf(",\"cswap_failed\":%" PRIu64, r->failed);
+	printf("}\n");
+}
+
+/* The op column: 6 wide as it always was, wider for the longer names. */
+static int op_width(const struct ipf_opts *o)
+{
+	int n = (int)strlen(ipf_op_name(o->op));
+
+	return n > 6 ? n : 6;
 }
 
 static bool header_printed;
@@ -121,32 +133,45 @@ static void print_row(const struct ipf_opts *o, const struct ipf_run_info *ri, i
 {
 	double gbps = secs > 0 ? r->bytes / secs / 1e9 : 0;
 	double mps = secs > 0 ? r->msgs / secs : 0;
+	bool atomic = ipf_op_atomic(o->op), cswap = o->op == IPF_OP_CSWAP;
+	int w = op_width(o);
 	char qps[16];
 
+	/* atomics: the latency row also has the rate; Compare-and-Swap the failed compares */
 	if (!header_printed) {
 		header_printed = true;
 		if (o->pingpong)
-			printf(" %-6s %-9s %4s %10s %12s %10s %10s %10s %10s %10s\n", "op",
+			printf(" %-*s %-9s %4s %10s %12s %10s %10s %10s %10s %10s", w, "op",
 			       "transport", "QPs", "#bytes", "#iterations", "t_min[us]",
 			       "t_p50[us]", "t_avg[us]", "t_p99[us]", "t_max[us]");
 		else
-			printf(" %-6s %-9s %4s %10s %12s %10s %10s %14s\n", "op", "transport",
+			printf(" %-*s %-9s %4s %10s %12s %10s %10s %14s", w, "op", "transport",
 			       "QPs", "#bytes", "#iterations", "seconds", "BW[GB/s]",
 			       "MsgRate[Mpps]");
+		if (atomic && o->pingpong)
+			printf(" %14s", "MsgRate[Mpps]");
+		if (cswap)
+			printf(" %12s", "#cmp_failed");
+		printf("\n");
 	}
 	if (qp_index >= 0)
 		snprintf(qps, sizeof(qps), "#%d", qp_index);
 	else
 		snprintf(qps, sizeof(qps), "%u", o->qps);
 	if (o->pingpong)
-		printf(" %-6s %-9s %4s %10" PRIu32 " %12" PRIu64
-		       " %10.2f %10.2f %10.2f %10.2f %10.2f\n",
-		       ipf_op_name(o->op), ri->transport, qps, o->size, r->msgs, ls->min, ls->p50,
-		       ls->avg, ls->p99, ls->max);
+		printf(" %-*s %-9s %4s %10" PRIu32 " %12" PRIu64
+		       " %10.2f %10.2f %10.2f %10.2f %10.2f",
+		       w, ipf_op_name(o->op), ri->transport, qps, o->size, r->msgs, ls->min,
+		       ls->p50, ls->avg, ls->p99, ls->max);
 	else
-		printf(" %-6s %-9s %4s %10" PRIu32 " %12" PRIu64 " %10.3f %10.3f %14.4f\n",
+		printf(" %-*s %-9s %4s %10" PRIu32 " %12" PRIu64 " %10.3f %10.3f %14.4f", w,
 		       ipf_op_name(o->op), ri->transport, qps, o->size, r->msgs, secs, gbps,
 		       mps / 1e6);
+	if (atomic && o->pingpong)
+		printf(" %14.4f", mps / 1e6);
+	if (cswap)
+		printf(" %12" PRIu64, r->failed);
+	printf("\n");
 }
 
 /* One result line: connection qp_index, or the total (-1) over nls connections. */
@@ -167,7 +192,7 @@ static void print_line(const struct ipf_opts *o, const struct ipf_run_info *ri, 
 void ipf_report(const struct ipf_opts *o, const struct ipf_run_info *ri, const struct ipf_res *rs,
 		struct ipf_lat *const *ls, size_t n)
 {
-	struct ipf_res tot = {0, 0, UINT64_MAX, 0};
+	struct ipf_res tot = {.t_start = UINT64_MAX};
 
 	if (o->verbose && n > 1)
 		for (size_t i = 0; i < n; i++)
@@ -175,6 +200,7 @@ void ipf_report(const struct ipf_opts *o, const struct ipf_run_info *ri, const s
 	for (size_t i = 0; i < n; i++) {
 		tot.msgs += rs[i].msgs;
 		tot.bytes += rs[i].bytes;
+		tot.failed += rs[i].failed;
 		if (rs[i].t_start < tot.t_start)
 			tot.t_start = rs[i].t_start;
 		if (rs[i].t_end > tot.t_end)
@@ -212,10 +238,13 @@ void ipf_report_served(const struct ipf_opts *o, const char *transport, const ch
 {
 	if (o->quiet)
 		return;
-	printf("%s: %s: %s %s%s %" PRIu32 " B, QP %u/%u: %" PRIu64 " messages, %s\n", PROG, peer,
+	printf("%s: %s: %s %s%s %" PRIu32 " B, QP %u/%u: %s%" PRIu64 "%s, %s\n", PROG, peer,
 	       transport, ipf_op_name(h->op), h->flags & IPF_HF_PINGPONG ? " ping-pong" : "",
-	       h->size, h->qp_index + 1u, h->qps, count,
-	       status == IPF_RES_OK ? (h->flags & IPF_HF_VERIFY ? "data verified" : "ok")
-				    : ipf_res_status_str(status));
+	       h->size, h->qp_index + 1u, h->qps, ipf_op_atomic(h->op) ? "target word " : "", count,
+	       ipf_op_atomic(h->op) ? "" : " messages",
+	       status == IPF_RES_OK
+		       ? (h->flags & IPF_HF_VERIFY && !ipf_op_atomic(h->op) ? "data verified"
+									    : "ok")
+		       : ipf_res_status_str(status));
 	fflush(stdout);
 }

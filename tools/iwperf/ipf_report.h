@@ -42,6 +42,7 @@ int ipf_lat_push(struct ipf_lat *l, uint64_t ns);
 /* What one connection (or the sum of all) achieved. */
 struct ipf_res {
 	uint64_t msgs, bytes;
+	uint64_t failed;	 /* Compare-and-Swap: compares that did not match */
 	uint64_t t_start, t_end; /* iwt_now_ns() */
 };
 

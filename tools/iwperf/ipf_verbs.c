@@ -38,6 +38,7 @@
  * of the slot and writes the message back.  A session is freed once its
  * DISCONNECTED (or a failure) came.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -84,7 +85,20 @@ static const char *wr_kind_str(unsigned k, int op)
 {
 	switch (k) {
 	case WK_DATA:
-		return op == IPF_OP_WRITE ? "RDMA Write" : op == IPF_OP_READ ? "RDMA Read" : "Send";
+		switch (op) {
+		case IPF_OP_WRITE:
+			return "RDMA Write";
+		case IPF_OP_READ:
+			return "RDMA Read";
+		case IPF_OP_FADD:
+			return "Fetch-and-Add";
+		case IPF_OP_CSWAP:
+			return "Compare-and-Swap";
+		case IPF_OP_WRITE_IMM:
+			return "RDMA Write with Immediate";
+		default:
+			return "Send";
+		}
 	case WK_CTRL:
 		return "control Send";
 	case WK_RECV:
@@ -143,19 +157,35 @@ static int post_send1(struct iwv_qp *qp, const struct iwv_mr *mr, const uint8_t 
 	return iwv_post_send(qp, &wr, &bad);
 }
 
-/* One data work request of `len` octets at p; RDMA ones at addr/rkey. */
+/*
+ * One data work request of `len` octets at p; RDMA ones at addr/rkey.  An
+ * atomic's p is its 8-octet result buffer (the operands are the caller's);
+ * a Write with Immediate carries no Immediate Data yet (the caller's too).
+ */
 static void data_wr(struct iwv_send_wr *wr, struct iwv_sge *sge, int op, const uint8_t *p,
 		    uint32_t len, uint32_t lkey, uint32_t max_inline, uint64_t addr, uint32_t rkey)
 {
+	static const enum iwv_wr_opcode opcode[] = {
+		[IPF_OP_WRITE] = IWV_WR_RDMA_WRITE,
+		[IPF_OP_READ] = IWV_WR_RDMA_READ,
+		[IPF_OP_SEND] = IWV_WR_SEND,
+		[IPF_OP_FADD] = IWV_WR_ATOMIC_FETCH_AND_ADD,
+		[IPF_OP_CSWAP] = IWV_WR_ATOMIC_CMP_AND_SWP,
+		[IPF_OP_WRITE_IMM] = IWV_WR_RDMA_WRITE_WITH_IMM,
+	};
+
 	sge->addr = (uintptr_t)p;
 	sge->length = len;
 	sge->lkey = lkey;
 	memset(wr, 0, sizeof(*wr));
 	wr->sg_list = sge;
 	wr->num_sge = 1;
-	wr->opcode = op == IPF_OP_WRITE	 ? IWV_WR_RDMA_WRITE
-		     : op == IPF_OP_READ ? IWV_WR_RDMA_READ
-					 : IWV_WR_SEND;
+	wr->opcode = opcode[op];
+	if (ipf_op_atomic(op)) {
+		wr->wr.atomic.remote_addr = addr;
+		wr->wr.atomic.rkey = rkey;
+		return;
+	}
 	if (op != IPF_OP_READ && len <= max_inline)
 		wr->send_flags |= IWV_SEND_INLINE;
 	if (op != IPF_OP_SEND) {
@@ -164,13 +194,30 @@ static void data_wr(struct iwv_send_wr *wr, struct iwv_sge *sge, int op, const u
 	}
 }
 
+/* The operation's own fields of the data work request of message `seq`. */
+static void data_wr_seq(struct ipf_conn *c, struct iwv_send_wr *wr, uint64_t seq)
+{
+	int op = c->cl->o->op;
+
+	if (op == IPF_OP_WRITE_IMM)
+		wr->imm_data = htonl((uint32_t)seq); /* the message number, mod 2^32 */
+	else if (ipf_op_atomic(op))
+		ipf_atomic_args(c, seq, &wr->wr.atomic.compare_add, &wr->wr.atomic.swap);
+}
+
+/* Bandwidth with receives at the server: Sends, and Writes with Immediate. */
+static bool uses_credits(int op)
+{
+	return op == IPF_OP_SEND || op == IPF_OP_WRITE_IMM;
+}
+
 /*
  * A CQ and the CM's RC QP of sq/rq work requests on id; NULL with *no_qp
  * false when the CQ failed, true when the QP did.
  */
 static struct iwv_cq *make_qp(struct iwv_context *ctx, struct iwv_pd *pd, struct iwcm_id *id,
-			      void *context, uint32_t sq, uint32_t rq, uint32_t *max_inline,
-			      bool *no_qp)
+			      void *context, uint32_t sq, uint32_t rq, bool rfc7306,
+			      uint32_t *max_inline, bool *no_qp)
 {
 	struct iwv_qp_init_attr attr;
 	struct iwv_cq *cq = iwv_create_cq(ctx, (int)(sq + rq + 4), context, NULL, 0);
@@ -188,6 +235,7 @@ static struct iwv_cq *make_qp(struct iwv_context *ctx, struct iwv_pd *pd, struct
 	attr.cap.max_recv_sge = 1;
 	attr.cap.max_inline_data = MAX_INLINE;
 	attr.qp_type = IWV_QPT_RC;
+	attr.rfc7306 = rfc7306; /* the RFC 7306 operations alone: other QPs stay plain RFC 5040 */
 	if (iwcm_create_qp(id, pd, &attr)) {
 		iwv_destroy_cq(cq);
 		return NULL;
@@ -392,7 +440,8 @@ static int ic_connect(struct ipf_client *cl, struct iqp *q)
 	if (!q->mr)
 		return ipf_fail("iwv_reg_mr of %zu B: %s", total, strerror(errno));
 	sq = o->pingpong ? PP_SQ : cl->pl.depth + 4;
-	q->cq = make_qp(ic->dev.ctx, ic->dev.pd, q->id, q, sq, q->nrecv, &q->max_inline, &no_qp);
+	q->cq = make_qp(ic->dev.ctx, ic->dev.pd, q->id, q, sq, q->nrecv, ipf_op_rfc7306(o->op),
+			&q->max_inline, &no_qp);
 	if (!q->cq)
 		return ipf_fail("%s: %s", no_qp ? "iwcm_create_qp" : "iwv_create_cq",
 				strerror(errno));
@@ -425,23 +474,25 @@ static int ic_ready(struct ipf_client *cl, struct iqp *q)
 	struct ipf_conn *c = q->c;
 	uint32_t depth = cl->pl.depth;
 
-	if ((o->op == IPF_OP_WRITE || o->op == IPF_OP_READ) && !o->pingpong) {
+	if (o->op != IPF_OP_SEND && !o->pingpong) {
 		c->rslots = (uint32_t)(q->w.length / o->size);
 		if (!c->rslots || !q->w.rkey)
 			return ipf_fail("QP %d: the server offered no buffer", c->idx);
 	}
 	if (o->pingpong && o->op != IPF_OP_SEND && (q->w.length < o->size || !q->w.rkey))
 		return ipf_fail("QP %d: the server offered no buffer", c->idx);
-	if (o->op == IPF_OP_READ && !o->pingpong) {
+	if (ipf_op_atomic(o->op) && (q->w.addr & 7))
+		return ipf_fail("QP %d: the server's word is not 8-octet aligned", c->idx);
+	if ((o->op == IPF_OP_READ || ipf_op_atomic(o->op)) && !o->pingpong) {
 		struct iwv_qp_attr qa;
 		struct iwv_qp_init_attr ia;
 
-		/* Reads beyond the ORD only wait in the send queue: --depth means in flight */
+		/* Reads and atomics beyond the ORD only wait in the send queue: --depth means in flight */
 		if (!iwv_query_qp(q->qp, &qa, IWV_QP_MAX_QP_RD_ATOMIC, &ia) && qa.max_rd_atomic &&
 		    qa.max_rd_atomic < depth)
 			depth = qa.max_rd_atomic;
 	}
-	if (o->op == IPF_OP_SEND && !o->pingpong) {
+	if (uses_credits(o->op) && !o->pingpong) {
 		if (!q->w.credits || !q->w.credit_batch ||
 		    q->w.credits / q->w.credit_batch > CLI_CTRL_RECV - 2)
 			return ipf_fail("QP %d: the server's flow-control offer is unusable",
@@ -515,7 +566,7 @@ static int ic_post(struct ipf_conn *c, uint64_t n)
 		uint64_t room = n - taken;
 		int rc;
 
-		if (o->op == IPF_OP_SEND && room > q->credits)
+		if (uses_credits(o->op) && room > q->credits)
 			room = q->credits;
 		if (room > BATCH_MAX)
 			room = BATCH_MAX;
@@ -531,6 +582,7 @@ static int ic_post(struct ipf_conn *c, uint64_t n)
 
 			data_wr(&wr[i], &sge[i], o->op, ipf_slot_out(c, seq), o->size, q->mr->lkey,
 				q->max_inline, raddr, q->w.rkey);
+			data_wr_seq(c, &wr[i], seq);
 			wr[i].wr_id = WR_ID(WK_DATA, seq);
 			wr[i].next = i + 1 < room ? &wr[i + 1] : NULL;
 			if ((seq + 1) % q->sig == 0 || seq + 1 == c->target)
@@ -540,8 +592,11 @@ static int ic_post(struct ipf_conn *c, uint64_t n)
 		if (rc && rc != ENOMEM)
 			return ipf_fail("QP %d: iwv_post_send: %s", c->idx, strerror(rc));
 		room = rc ? (uint64_t)(bad - wr) : room;
+		/* cswap: the ones not taken are made again, comparing with the same values */
+		if (rc && o->op == IPF_OP_CSWAP)
+			c->expect = c->cmp[(c->posted + taken + room) % c->nslots];
 		taken += room;
-		if (o->op == IPF_OP_SEND)
+		if (uses_credits(o->op))
 			q->credits -= (uint32_t)room;
 		if (rc)
 			break; /* send queue full: after the next completions */
@@ -557,18 +612,22 @@ static int ic_ping(struct ipf_conn *c)
 	struct iwv_sge sge;
 	int rc;
 
-	if (o->verify && o->op != IPF_OP_READ)
+	if (o->verify && o->op != IPF_OP_READ && !ipf_op_atomic(o->op))
 		ipf_pat_fill(c->data, o->op == IPF_OP_WRITE ? o->size - 1 : o->size,
 			     ipf_msg_key(c->seed, c->iter));
 	if (o->op == IPF_OP_WRITE)
 		c->data[o->size - 1] = ipf_pp_flag(c->iter);
 	data_wr(&wr, &sge, o->op, c->data, o->size, q->mr->lkey, q->max_inline, q->w.addr,
 		q->w.rkey);
+	data_wr_seq(c, &wr, c->iter);
 	wr.wr_id = WR_ID(WK_DATA, c->iter);
-	/* a Read is its own round trip: its completion is the measurement */
-	if (o->op == IPF_OP_READ || (c->iter + 1) % PP_SIG == 0 || c->iter + 1 == c->target)
+	/* a Read or an atomic is its own round trip: its completion is the measurement */
+	if (o->op == IPF_OP_READ || ipf_op_atomic(o->op) || (c->iter + 1) % PP_SIG == 0 ||
+	    c->iter + 1 == c->target)
 		wr.send_flags |= IWV_SEND_SIGNALED;
 	rc = iwv_post_send(q->qp, &wr, &bad);
+	if (rc == ENOMEM && o->op == IPF_OP_CSWAP)
+		c->expect = c->cmp[0]; /* made again next time, with the same compare */
 	if (rc == ENOMEM)
 		return 0; /* unsignalled ones still queued: after the next completion */
 	if (rc)
@@ -619,6 +678,14 @@ static int ic_wc(struct ipf_conn *c, struct iqp *q, const struct iwv_wc *wc)
 		return ipf_completed(c, val + 1);
 	if (kind == WK_DATA && o->op == IPF_OP_READ)
 		return ipf_pong(c, c->data, o->size, 0); /* the server's one slot, pattern 0 */
+	if (kind == WK_DATA && ipf_op_atomic(o->op)) {
+		uint64_t orig;
+
+		memcpy(&orig, c->data, sizeof(orig));
+		if (ipf_atomic_done(c, val, orig))
+			return -1;
+		return ipf_pong(c, NULL, 0, 0);
+	}
 	if (kind == WK_RECV)
 		return ic_recv(c, q, (uint32_t)val, wc->byte_len);
 	return 0;
@@ -759,8 +826,9 @@ static const char *is_create(struct isrv *sv, struct isess *is, struct iwcm_id *
 		data_len = (size_t)s->nslots * h->size;
 	else
 		s->nslots = 0;
-	if (h->op == IPF_OP_SEND) {
-		is->rslot = h->size > CTRL_SLOT ? h->size : CTRL_SLOT;
+	if (uses_credits(h->op)) {
+		/* a Write with Immediate leaves its receive's buffer alone: CTRL_SLOT for DONE */
+		is->rslot = h->op == IPF_OP_SEND && h->size > CTRL_SLOT ? h->size : CTRL_SLOT;
 		if (pp) {
 			is->nrecv = SRV_PP_RECV;
 		} else {
@@ -796,14 +864,16 @@ static const char *is_create(struct isrv *sv, struct isess *is, struct iwcm_id *
 	}
 	is->mr = iwv_reg_mr(sv->dev.pd, is->mem, total,
 			    IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE |
-				    IWV_ACCESS_REMOTE_READ);
+				    IWV_ACCESS_REMOTE_READ |
+				    (ipf_op_atomic(h->op) ? IWV_ACCESS_REMOTE_ATOMIC : 0));
 	if (!is->mr)
 		return "server cannot register memory";
-	if (h->op == IPF_OP_SEND)
+	if (uses_credits(h->op))
 		sq = pp ? 8 : 16;
 	else
 		sq = pp ? PP_SQ : 4;
-	is->cq = make_qp(sv->dev.ctx, sv->dev.pd, id, is, sq, is->nrecv, &is->max_inline, &no_qp);
+	is->cq = make_qp(sv->dev.ctx, sv->dev.pd, id, is, sq, is->nrecv, ipf_op_rfc7306(h->op),
+			 &is->max_inline, &no_qp);
 	if (!is->cq)
 		return no_qp ? "server cannot create a QP" : "server cannot create a CQ";
 	for (uint32_t i = 0; i < is->nrecv; i++)
@@ -887,12 +957,16 @@ static void is_post_result(struct isess *is, const struct ipf_ctrl *done)
 	bool pp = h->flags & IPF_HF_PINGPONG;
 	uint64_t count = done->count;
 
-	if (h->op == IPF_OP_SEND || (pp && h->op == IPF_OP_WRITE)) {
+	if (uses_credits(h->op) || (pp && h->op == IPF_OP_WRITE)) {
 		if (done->count != s->rx_msgs)
 			ipf_sess_bad(s, IPF_RES_PROTO, s->rx_msgs, 0);
 		count = s->rx_msgs;
 	}
-	if (h->op == IPF_OP_WRITE && !pp && (h->flags & IPF_HF_VERIFY))
+	/* atomics: the word, final (each was performed before its response went out) */
+	if (ipf_op_atomic(h->op))
+		count = __atomic_load_n((const uint64_t *)(const void *)s->data, __ATOMIC_ACQUIRE);
+	if ((h->op == IPF_OP_WRITE || h->op == IPF_OP_WRITE_IMM) && !pp &&
+	    (h->flags & IPF_HF_VERIFY))
 		/* every slot holds the last message the client wrote into it */
 		for (uint32_t i = 0; i < s->nslots && i < count && s->out.status == IPF_RES_OK; i++)
 			ipf_sess_check(s, s->data + (size_t)i * h->size, h->size,
@@ -942,6 +1016,33 @@ static void is_recv(struct isess *is, uint32_t slot, uint32_t len)
 	is->repost[is->nrepost++] = slot;
 }
 
+/* A Receive completed with a Write with Immediate: the next message, all of it? */
+static void is_recv_imm(struct isess *is, const struct iwv_wc *wc)
+{
+	struct ipf_sess *s = &is->s;
+	uint32_t imm = ntohl(wc->imm_data);
+
+	if (s->h.op != IPF_OP_WRITE_IMM || !(wc->wc_flags & IWV_WC_WITH_IMM)) {
+		is_err(is, "unexpected RDMA Write with Immediate Data");
+		is_close(is);
+		return;
+	}
+	if ((imm != (uint32_t)s->rx_msgs || wc->byte_len != s->h.size) &&
+	    s->out.status == IPF_RES_OK) {
+		is_err(is,
+		       "write-imm %" PRIu64 ": immediate data %" PRIu32 ", %" PRIu32
+		       " octets (want %" PRIu32 ", %" PRIu32 ")",
+		       s->rx_msgs, imm, wc->byte_len, (uint32_t)s->rx_msgs, s->h.size);
+		ipf_sess_bad(s, IPF_RES_PROTO, s->rx_msgs, 0);
+	}
+	s->rx_msgs++;
+	if (++is->consumed >= is->batch) {
+		is->consumed -= is->batch;
+		is->credit_pending++;
+	}
+	is->repost[is->nrepost++] = (uint32_t)WR_VAL(wc->wr_id);
+}
+
 static void is_wc(struct isess *is, const struct iwv_wc *wc)
 {
 	unsigned kind = WR_KIND(wc->wr_id);
@@ -959,7 +1060,9 @@ static void is_wc(struct isess *is, const struct iwv_wc *wc)
 	}
 	if (is->state == SS_CLOSING)
 		return;
-	if (kind == WK_RECV)
+	if (kind == WK_RECV && wc->opcode == IWV_WC_RECV_RDMA_WITH_IMM)
+		is_recv_imm(is, wc);
+	else if (kind == WK_RECV)
 		is_recv(is, (uint32_t)WR_VAL(wc->wr_id), wc->byte_len);
 	else if (kind == WK_ECHO)
 		is->repost[is->nrepost++] = (uint32_t)WR_VAL(wc->wr_id);

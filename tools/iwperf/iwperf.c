@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * iwperf.c - RDMA Write, RDMA Read and Send bandwidth and ping-pong latency
- * over the iwarp verbs API (iwv.h, iwcm.h), and the same patterns over plain
+ * over the iwarp verbs API (iwv.h, iwcm.h), the RFC 7306 operations (atomics,
+ * RDMA Write with Immediate Data) between two iwperfs, and the same patterns
+ * over plain
  * TCP sockets (--tcp-baseline), so the cost of the stack can be read as a
  * ratio against the kernel's TCP on the same machine in the same run.
  *
@@ -15,6 +17,7 @@
  * command line.
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -40,12 +43,14 @@ static void usage(FILE *f)
 {
 	/* split: ISO C caps string literals at 4095 octets */
 	fputs("Usage: iwperf -s [-a ADDR] [-p PORT] [OPTION]...                     (server)\n"
-	      "       iwperf -c ADDR [-p PORT] [--op write|read|send] [--size N]\n"
+	      "       iwperf -c ADDR [-p PORT] [--op OP] [--size N]\n"
 	      "              [--iters N | --seconds S] [--pingpong] [OPTION]...    (client)\n"
 	      "\n"
 	      "Measure RDMA Write, RDMA Read and Send bandwidth, and ping-pong latency, over\n"
 	      "the iwarp software iWARP stack (RDMAP/DDP/MPA over TCP); with --tcp-baseline\n"
-	      "on both ends, the same pattern over plain TCP sockets for comparison.\n"
+	      "on both ends, the same pattern over plain TCP sockets for comparison.  The\n"
+	      "RFC 7306 operations (atomics, RDMA Write with Immediate Data) need iwperf (the\n"
+	      "iwarp stack) at both ends: nothing negotiates them and Linux siw has none.\n"
 	      "\n"
 	      "The server serves clients one after another (several connections at once\n"
 	      "when a client asks for --qps N) until SIGINT or SIGTERM.  The client states\n"
@@ -63,11 +68,17 @@ static void usage(FILE *f)
 	      "\n",
 	      f);
 	fputs("Test (client):\n"
-	      "      --op OP            write (RDMA Write), read (RDMA Read) or send (Send)\n"
-	      "                         (default write)\n"
+	      "      --op OP            write (RDMA Write), read (RDMA Read), send (Send),\n"
+	      "                         atomic (RFC 7306 atomics on one 8-octet word of\n"
+	      "                         the server's, see --atomic) or write-imm (RDMA\n"
+	      "                         Write with Immediate Data, the message number;\n"
+	      "                         the server checks each) (default write)\n"
+	      "      --atomic KIND      --op atomic: fadd (Fetch-and-Add of 1) or cswap\n"
+	      "                         (Compare-and-Swap of the expected value with it\n"
+	      "                         plus 1; failed compares are counted) (default fadd)\n"
 	      "      --size N           message size in octets, 1 to 256M; K, M and G\n"
 	      "                         suffixes are powers of 1024 (default 65536, or 64\n"
-	      "                         with --pingpong)\n"
+	      "                         with --pingpong; --op atomic: 8, the only size)\n"
 	      "  -n, --iters N          messages (ping-pong: round trips) per QP (default\n"
 	      "                         5000 for bandwidth, 10000 for ping-pong)\n"
 	      "  -t, --seconds S        run for S seconds instead (fractions allowed)\n"
@@ -75,16 +86,19 @@ static void usage(FILE *f)
 	      "                         the server answers each.  send: Send, echoed with a\n"
 	      "                         Send.  write: RDMA Write, the server polls the last\n"
 	      "                         octet and writes back (like perftest's write_lat).\n"
-	      "                         read: one RDMA Read at a time.  Reports the round\n"
-	      "                         trip time\n"
+	      "                         read: one RDMA Read at a time.  atomic: one atomic\n"
+	      "                         at a time (also --depth 1).  Not with write-imm.\n"
+	      "                         Reports the round trip time\n"
 	      "      --qps N            N connections at once, each its own QP, 1 to 64;\n"
 	      "                         results are summed (default 1)\n"
 	      "      --depth D          bandwidth: work requests in flight per QP, 1 to 1024\n"
-	      "                         (default 32; RDMA Read: at most the ORD)\n"
+	      "                         (default 32; RDMA Read and atomics: at most the ORD)\n"
 	      "      --verify           check the data end to end (a per-message pattern;\n"
-	      "                         costs CPU, so not for peak numbers)\n"
+	      "                         costs CPU, so not for peak numbers); atomic: also\n"
+	      "                         every value a Fetch-and-Add returns\n"
 	      "      --tcp-baseline     run the same pattern over plain TCP instead; the\n"
-	      "                         server must run with --tcp-baseline too\n"
+	      "                         server must run with --tcp-baseline too (not for\n"
+	      "                         atomic and write-imm)\n"
 	      "      --json             one JSON object per result line instead of the table\n"
 	      "\n"
 	      "Output:\n"
@@ -100,6 +114,8 @@ static void usage(FILE *f)
 	      "  iwperf -s &  iwperf -c 127.0.0.1 --op write --size 64K --seconds 3\n"
 	      "  iwperf -c 127.0.0.1 --op send --pingpong --iters 100000\n"
 	      "  iwperf -c 127.0.0.1 --op read --qps 4 --depth 16 --json\n"
+	      "  iwperf -c 127.0.0.1 --op atomic --atomic cswap --pingpong --verify\n"
+	      "  iwperf -c 127.0.0.1 --op write-imm --size 4K --verify\n"
 	      "  iwperf -s -p 7176 --tcp-baseline &\n"
 	      "  iwperf -c 127.0.0.1 -p 7176 --tcp-baseline --op write --seconds 3\n"
 	      "\n"
@@ -118,7 +134,8 @@ enum arg_kind {
 	A_TEXT,	   /* keeps the text (an address) */
 	A_NUMBER,  /* a number by the tools' rule (iwt_num.h), in [min, max] */
 	A_SECONDS, /* --seconds: decimal with a fraction */
-	A_OP,	   /* --op: write, read or send */
+	A_OP,	   /* --op: write, read, send, atomic or write-imm */
+	A_ATOMIC,  /* --atomic: fadd or cswap */
 	A_VERBOSE, /* -v: one step more */
 	A_HELP,
 };
@@ -153,6 +170,7 @@ static const struct optdef {
 	{"addr", 'a', TEXT(bind_addr)},
 	{"port", 'p', NUMBER(false, N_PORT, 0, 65535, 0)},
 	{"op", 0, OTHER(A_OP, true)},
+	{"atomic", 0, OTHER(A_ATOMIC, true)},
 	{"size", 0, NUMBER(true, N_SIZE, 1, IPF_SIZE_MAX, IWT_NUM_SUFFIX)},
 	{"iters", 'n', NUMBER(true, N_ITERS, 1, 1ull << 40, 0)},
 	{"seconds", 't', OTHER(A_SECONDS, true)},
@@ -224,12 +242,23 @@ static int take(const struct optdef *d, const char *arg, struct ipf_opts *o, uin
 	case A_SECONDS:
 		return iwt_num_seconds(PROG, opt, arg, 0.001, 86400, &o->seconds);
 	case A_OP:
-		for (int op = IPF_OP_WRITE; op <= IPF_OP_SEND; op++)
-			if (!strcmp(arg, ipf_op_name(op))) {
+		/* the atomic's kind is --atomic's: settle() makes it the op */
+		if (!strcmp(arg, "atomic")) {
+			o->op = IPF_OP_FADD;
+			return 0;
+		}
+		for (int op = IPF_OP_WRITE; op <= IPF_OP_LAST; op++)
+			if (!ipf_op_atomic(op) && !strcmp(arg, ipf_op_name(op))) {
 				o->op = op;
 				return 0;
 			}
-		return iwt_bad_arg(PROG, opt, arg, "write, read or send");
+		return iwt_bad_arg(PROG, opt, arg, "write, read, send, atomic or write-imm");
+	case A_ATOMIC:
+		if (strcmp(arg, "fadd") && strcmp(arg, "cswap"))
+			return iwt_bad_arg(PROG, opt, arg, "fadd or cswap");
+		o->cswap = !strcmp(arg, "cswap");
+		o->atomic_set = true;
+		return 0;
 	case A_VERBOSE:
 		o->verbose++;
 		return 0;
@@ -248,8 +277,35 @@ static int settle(struct ipf_opts *o, bool client_only, const uint64_t *num, con
 	}
 	if (o->server && client_only) {
 		fprintf(stderr,
-			"%s: --op, --size, --iters, --seconds, --pingpong, --qps, --depth, "
-			"--verify and --json are client options\n",
+			"%s: --op, --atomic, --size, --iters, --seconds, --pingpong, --qps, "
+			"--depth, --verify and --json are client options\n",
+			PROG);
+		return IWPERF_EXIT_USAGE;
+	}
+	if (o->atomic_set && !ipf_op_atomic(o->op)) {
+		fprintf(stderr, "%s: --atomic goes with --op atomic\n", PROG);
+		return IWPERF_EXIT_USAGE;
+	}
+	if (ipf_op_atomic(o->op) && o->cswap)
+		o->op = IPF_OP_CSWAP;
+	if (ipf_op_atomic(o->op) && set[N_SIZE] && num[N_SIZE] != IPF_ATOMIC_SIZE) {
+		fprintf(stderr,
+			"%s: --op atomic works on one 8-octet word: --size must be 8 (or left "
+			"out), not %" PRIu64 "\n",
+			PROG, num[N_SIZE]);
+		return IWPERF_EXIT_USAGE;
+	}
+	if (ipf_op_rfc7306(o->op) && o->tcp) {
+		fprintf(stderr,
+			"%s: --op %s is RFC 7306, which plain TCP has no equivalent of: not "
+			"with --tcp-baseline\n",
+			PROG, ipf_op_atomic(o->op) ? "atomic" : "write-imm");
+		return IWPERF_EXIT_USAGE;
+	}
+	if (o->op == IPF_OP_WRITE_IMM && o->pingpong) {
+		fprintf(stderr,
+			"%s: --op write-imm measures bandwidth only: use --op write --pingpong "
+			"for the round trip\n",
 			PROG);
 		return IWPERF_EXIT_USAGE;
 	}
@@ -262,10 +318,16 @@ static int settle(struct ipf_opts *o, bool client_only, const uint64_t *num, con
 		fprintf(stderr, "%s: give --iters or --seconds, not both\n", PROG);
 		return IWPERF_EXIT_USAGE;
 	}
-	o->size = set[N_SIZE] ? (uint32_t)num[N_SIZE] : o->pingpong ? 64 : 65536;
-	o->iters = set[N_ITERS] ? num[N_ITERS] : o->pingpong ? 10000 : 5000;
 	o->qps = set[N_QPS] ? (unsigned)num[N_QPS] : 1;
 	o->depth = set[N_DEPTH] ? (unsigned)num[N_DEPTH] : 32;
+	/* atomics one at a time are the latency test, whichever way it was asked for */
+	if (ipf_op_atomic(o->op) && o->depth == 1)
+		o->pingpong = true;
+	o->size = ipf_op_atomic(o->op) ? IPF_ATOMIC_SIZE
+		  : set[N_SIZE]	       ? (uint32_t)num[N_SIZE]
+		  : o->pingpong	       ? 64
+				       : 65536;
+	o->iters = set[N_ITERS] ? num[N_ITERS] : o->pingpong ? 10000 : 5000;
 	return 0;
 }
 
