@@ -296,7 +296,7 @@ int ipf_fail_said(void);
 /* main: the failure line, unless it was printed. */
 void ipf_fail_print(void);
 
-/* Client, from a transport: messages up to `upto` completed (Reads checked). */
+/* Client, from a transport: messages up to `upto` completed (Reads checked, atomics counted). */
 int ipf_completed(struct ipf_conn *c, uint64_t upto);
 /* Client, from a transport: the round trip ended with `reply`; check len octets of message `key_msg`. */
 int ipf_pong(struct ipf_conn *c, const uint8_t *reply, size_t len, uint64_t key_msg);
