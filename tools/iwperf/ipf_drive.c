@@ -172,17 +172,58 @@ void ipf_atomic_args(struct ipf_conn *c, uint64_t seq, uint64_t *compare_add, ui
 	*swap = ++c->expect;
 }
 
+/* fadd --verify: no original twice, none beyond the adds issued so far. */
+static int seen_mark(struct ipf_conn *c, uint64_t seq, uint64_t orig)
+{
+	struct ipf_client *cl = c->cl;
+	size_t i = (size_t)(orig / 64);
+
+	if (orig / 64 >= cl->seen_len) {
+		uint64_t issued = 0;
+		size_t len = cl->seen_len ? cl->seen_len : 1024;
+		uint64_t *p;
+
+		for (unsigned k = 0; k < cl->o->qps; k++)
+			issued += cl->c[k].posted + cl->c[k].iter + 1;
+		if (orig >= issued)
+			return ipf_fail("QP %d: Fetch-and-Add %" PRIu64 " returned %" PRIu64
+					", more than the %" PRIu64 " issued",
+					c->idx, seq, orig, issued);
+		while (len <= i)
+			len *= 2;
+		p = realloc(cl->seen, len * sizeof(*p));
+		if (!p)
+			return ipf_fail("out of memory for the Fetch-and-Add check");
+		memset(p + cl->seen_len, 0, (len - cl->seen_len) * sizeof(*p));
+		cl->seen = p;
+		cl->seen_len = len;
+	}
+	if (cl->seen[i] >> (orig % 64) & 1)
+		return ipf_fail("QP %d: Fetch-and-Add %" PRIu64 " returned %" PRIu64
+				", which another one returned before",
+				c->idx, seq, orig);
+	cl->seen[i] |= 1ull << (orig % 64);
+	if (orig > cl->seen_max)
+		cl->seen_max = orig;
+	return 0;
+}
+
 int ipf_atomic_done(struct ipf_conn *c, uint64_t seq, uint64_t orig)
 {
 	const struct ipf_opts *o = c->cl->o;
 	uint64_t want;
 
 	if (o->op == IPF_OP_FADD) {
-		/* the connection's own word, its adds performed in order: the nth finds n */
-		if (o->verify && orig != seq)
-			return ipf_fail("QP %d: Fetch-and-Add %" PRIu64 " returned %" PRIu64
-					", want %" PRIu64,
-					c->idx, seq, orig, seq);
+		if (o->verify) {
+			/* one QP's adds are performed in order: each finds more than the last */
+			if (c->a_ok && orig <= c->last_orig)
+				return ipf_fail("QP %d: Fetch-and-Add %" PRIu64 " returned %" PRIu64
+						", the one before it %" PRIu64,
+						c->idx, seq, orig, c->last_orig);
+			if (seen_mark(c, seq, orig))
+				return -1;
+			c->last_orig = orig;
+		}
 		c->a_ok++;
 		return 0;
 	}
@@ -259,15 +300,44 @@ int ipf_result(struct ipf_conn *c, const struct ipf_ctrl *m)
 				" messages, the client sent %" PRIu64 ")",
 				c->idx, ipf_res_status_str(m->status), m->count, c->r.msgs);
 	if (ipf_op_atomic(c->cl->o->op)) {
-		if (m->count != c->a_ok)
-			return ipf_fail("QP %d: the server's word is %" PRIu64 " after %" PRIu64
-					" operations that changed it (of %" PRIu64 ")",
-					c->idx, m->count, c->a_ok, c->r.msgs);
+		/* the word so far: the rest is atomic_final's */
+		c->word = m->count;
+		if (m->count < c->a_ok)
+			return ipf_fail("QP %d: the server's word is %" PRIu64
+					", below the %" PRIu64
+					" operations of this QP that changed it",
+					c->idx, m->count, c->a_ok);
 		return 0;
 	}
 	if (m->count != c->r.msgs)
 		return ipf_fail("QP %d: the server saw %" PRIu64 " messages, the client %" PRIu64,
 				c->idx, m->count, c->r.msgs);
+	return 0;
+}
+
+/*
+ * Atomics, every RESULT in: the word after the last DONE (the largest: it
+ * only grows) is the operations that changed it; with --verify the
+ * Fetch-and-Adds' originals, each seen once, are 0 .. n-1.
+ */
+static int atomic_final(struct ipf_client *cl)
+{
+	uint64_t word = 0, ok = 0, ops = 0;
+
+	for (unsigned i = 0; i < cl->o->qps; i++) {
+		if (cl->c[i].word > word)
+			word = cl->c[i].word;
+		ok += cl->c[i].a_ok;
+		ops += cl->c[i].r.msgs;
+	}
+	if (word != ok)
+		return ipf_fail("the server's word ended at %" PRIu64 " after %" PRIu64
+				" operations that changed it (of %" PRIu64 ", on %u QP%s)",
+				word, ok, ops, cl->o->qps, cl->o->qps == 1 ? "" : "s");
+	if (cl->o->op == IPF_OP_FADD && cl->o->verify && ok && cl->seen_max >= ok)
+		return ipf_fail("a Fetch-and-Add returned %" PRIu64
+				" of a word that ended at %" PRIu64,
+				cl->seen_max, word);
 	return 0;
 }
 
@@ -435,7 +505,8 @@ int ipf_client_run(const struct ipf_opts *o, const struct ipf_transport_ops *t)
 		}
 	}
 	ipf_banner(o, cl.ri.depth, cl.how);
-	if (client_loop(&cl) || t->close(&cl) || client_report(&cl))
+	if (client_loop(&cl) || (ipf_op_atomic(o->op) && atomic_final(&cl)) || t->close(&cl) ||
+	    client_report(&cl))
 		goto out;
 	ret = 0;
 out:
@@ -445,6 +516,7 @@ out:
 		free(cl.c[i].cmp);
 	}
 	free(cl.c);
+	free(cl.seen);
 	return ret;
 }
 

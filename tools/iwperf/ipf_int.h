@@ -67,17 +67,22 @@
  *
  * RFC 7306 (iWARP only; both QPs enable it for these operations alone, as
  * nothing negotiates it).  Atomics: the server's buffer is one 8-octet word,
- * zero at the start, of the connection's own, so the operations of one
- * connection are the only ones on it.  The client's slots are the 8-octet
- * result buffers; each completion (ipf_completed, or a ping-pong's) hands the
- * original values to ipf_atomic_done, which counts the operations that
- * changed the word (every Fetch-and-Add of 1; a Compare-and-Swap whose
- * compare matched, swapping in the compared value + 1).  RESULT's count is
- * the word's final value, which must equal that count.  The Compare-and-Swap
- * of message i compares with the value the word has if every earlier one
- * succeeded (the responder performs one QP's atomics in order, so they all
- * do); a failed one resynchronises the client from the original value it
- * returned.  RDMA Write with Immediate: an RDMA Write whose Immediate Data
+ * zero at the start, shared by the connections of one test (the HELLO's test
+ * id).  The client's slots are the 8-octet result buffers; each completion
+ * (ipf_completed, or a ping-pong's) hands the original values to
+ * ipf_atomic_done, which counts the operations that changed the word (every
+ * Fetch-and-Add of 1; a Compare-and-Swap whose compare matched, swapping in
+ * the compared value + 1).  A connection's Compare-and-Swap compares with the
+ * value the word has if its earlier ones succeeded (the responder performs
+ * one QP's atomics in order, so on one QP they all do); a failed one - another
+ * connection got there first - is counted and resynchronises the connection
+ * from the original value it returned.  RESULT's count is the word when the
+ * server answered that DONE: at least what the connection changed, and the
+ * word's final value for the last DONE, which the client sends after every
+ * other connection's atomics completed; so the largest RESULT must equal the
+ * operations that changed the word, summed (atomic_final).  --verify
+ * checks each Fetch-and-Add's original: those of one connection increase,
+ * and those of all are 0 .. n-1 each once.  RDMA Write with Immediate: an RDMA Write whose Immediate Data
  * (the message number, 32 bits) consumes one of the server's receives, under
  * the credits of Send; the server checks the number and length of each.
  *
@@ -159,9 +164,11 @@ struct ipf_conn {
 	bool waiting;
 	uint64_t t_ping;
 	/* atomics: what the target word must hold, and the operations that changed it */
-	uint64_t expect; /* cswap: the value the next one compares with */
-	uint64_t a_ok;	 /* fadd: all; cswap: the compares that matched */
-	uint64_t *cmp;	 /* cswap: the compare value of each slot's operation */
+	uint64_t expect;    /* cswap: the value the next one compares with */
+	uint64_t a_ok;	    /* fadd: all; cswap: the compares that matched */
+	uint64_t *cmp;	    /* cswap: the compare value of each slot's operation */
+	uint64_t word;	    /* the server's word in this connection's RESULT */
+	uint64_t last_orig; /* fadd --verify: the last original returned (if a_ok) */
 	struct ipf_res r;
 	struct ipf_lat lat;
 	void *t; /* the transport's state of the connection */
@@ -186,6 +193,10 @@ struct ipf_client {
 	struct ipf_run_info ri;
 	char how[200]; /* the banner's words for the transport */
 	void *t_state; /* the transport's state of the run */
+	/* fadd --verify: the originals returned so far, one bit each */
+	uint64_t *seen;
+	size_t seen_len; /* in 64-bit words */
+	uint64_t seen_max;
 };
 
 /* ---------------------------------------------------------------------- */

@@ -159,8 +159,9 @@ struct ipf_welcome {
  * DONE (client: messages and octets moved), CREDIT (server: count =
  * receives reposted), RESULT (server: status, what it saw, and for a failed
  * check the message index and offset of the first bad octet).  For the
- * atomic operations what the server saw is its target word: RESULT's count
- * is the word's final value (and bytes 8 times it).
+ * atomic operations what the server saw is the target word its connections
+ * share: RESULT's count is the word's value when the server answered that
+ * DONE (and bytes 8 times it).
  */
 struct ipf_ctrl {
 	uint8_t type;	/* enum ipf_ctrl_type */

@@ -11,8 +11,10 @@
  * the buffer the server writes back into (RDMA Write ping-pong), the
  * receive ring and the DONE message; the server's slots (RDMA Write and
  * Read targets, or the one ping-pong slot), its receive ring (credits + 2
- * for Send bandwidth; a few for Send ping-pong; 2 for control otherwise),
- * CREDIT and RESULT.
+ * for Send and Write with Immediate bandwidth; a few for Send ping-pong; 2
+ * for control otherwise), CREDIT and RESULT.  The atomics' target is apart:
+ * one word per test, registered on its own and shared by the test's
+ * connections (struct iword).
  *
  * Work request ids say what a completion is: the top octet is the kind
  * (data, control Send, Receive, echo Send, ping-pong RDMA Write), the rest
@@ -772,7 +774,8 @@ struct isess {
 	bool reported; /* an error line was printed already */
 	struct iwv_cq *cq;
 	struct iwv_mr *mr;
-	uint8_t *mem; /* starts with the data slots (s.data) */
+	uint8_t *mem;	    /* starts with the data slots (s.data), but for atomics */
+	struct iword *word; /* atomics: the test's word (s.data) */
 	uint8_t *recv;
 	uint32_t nrecv, rslot;
 	uint8_t *credit_buf, *result_buf;
@@ -782,9 +785,67 @@ struct isess {
 	uint32_t nrepost;
 };
 
+/*
+ * The atomics' target: one 8-octet word per test (HELLO test id), zero at
+ * first, registered on its own for remote atomic access and shared by the
+ * test's connections; each session holds a reference, so the word outlives
+ * the last atomic aimed at it (a client disconnects only after every RESULT).
+ */
+struct iword {
+	struct iword *next;
+	uint64_t test_id;
+	uint8_t *mem;
+	struct iwv_mr *mr;
+	unsigned refs;
+};
+
 struct isrv {
 	struct iwt_verbs dev; /* with the listening id */
+	struct iword *words;
 };
+
+/* The word of test `test_id`, made at its first connection; NULL without memory. */
+static struct iword *word_get(struct isrv *sv, uint64_t test_id)
+{
+	struct iword *w;
+
+	for (w = sv->words; w; w = w->next)
+		if (w->test_id == test_id) {
+			w->refs++;
+			return w;
+		}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->mem = ipf_buf_alloc(IPF_ATOMIC_SIZE);
+	if (w->mem)
+		w->mr = iwv_reg_mr(sv->dev.pd, w->mem, IPF_ATOMIC_SIZE,
+				   IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_ATOMIC);
+	if (!w->mr) {
+		free(w->mem);
+		free(w);
+		return NULL;
+	}
+	w->test_id = test_id;
+	w->refs = 1;
+	w->next = sv->words;
+	sv->words = w;
+	return w;
+}
+
+static void word_put(struct isrv *sv, struct iword *w)
+{
+	if (!w || --w->refs)
+		return;
+	for (struct iword **pp = &sv->words; *pp; pp = &(*pp)->next)
+		if (*pp == w) {
+			*pp = w->next;
+			break;
+		}
+	iwv_dereg_mr(w->mr);
+	free(w->mem);
+	free(w);
+}
 
 static struct isess *isess_of(struct ipf_sess *s)
 {
@@ -822,10 +883,15 @@ static const char *is_create(struct isrv *sv, struct isess *is, struct iwcm_id *
 	bool pp = h->flags & IPF_HF_PINGPONG, no_qp;
 	uint32_t sq;
 
-	if (h->op != IPF_OP_SEND)
+	if (ipf_op_atomic(h->op)) {
+		is->word = word_get(sv, h->test_id);
+		if (!is->word)
+			return "server cannot set up the target word";
+	} else if (h->op != IPF_OP_SEND) {
 		data_len = (size_t)s->nslots * h->size;
-	else
+	} else {
 		s->nslots = 0;
+	}
 	if (uses_credits(h->op)) {
 		/* a Write with Immediate leaves its receive's buffer alone: CTRL_SLOT for DONE */
 		is->rslot = h->op == IPF_OP_SEND && h->size > CTRL_SLOT ? h->size : CTRL_SLOT;
@@ -849,8 +915,8 @@ static const char *is_create(struct isrv *sv, struct isess *is, struct iwcm_id *
 	is->mem = ipf_buf_alloc(total);
 	if (!is->mem)
 		return "server out of memory";
-	s->data = is->mem;
-	is->recv = s->data + align64(data_len);
+	s->data = is->word ? is->word->mem : is->mem;
+	is->recv = is->mem + align64(data_len);
 	is->credit_buf = is->recv + align64(ring_len);
 	is->result_buf = is->credit_buf + CTRL_SLOT;
 	ipf_sess_fill(s);
@@ -864,8 +930,7 @@ static const char *is_create(struct isrv *sv, struct isess *is, struct iwcm_id *
 	}
 	is->mr = iwv_reg_mr(sv->dev.pd, is->mem, total,
 			    IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE |
-				    IWV_ACCESS_REMOTE_READ |
-				    (ipf_op_atomic(h->op) ? IWV_ACCESS_REMOTE_ATOMIC : 0));
+				    IWV_ACCESS_REMOTE_READ);
 	if (!is->mr)
 		return "server cannot register memory";
 	if (uses_credits(h->op))
@@ -889,6 +954,7 @@ static const char *is_create(struct isrv *sv, struct isess *is, struct iwcm_id *
 static void is_free(struct isess *is)
 {
 	conn_free(is->id, is->cq, is->mr, is->mem);
+	word_put(is->s.sv->t_state, is->word);
 	free(is);
 }
 
@@ -931,7 +997,7 @@ static void is_connect_request(struct ipf_server *sv, struct iwcm_event *ev, boo
 	if (s->h.op != IPF_OP_SEND) {
 		w.addr = (uintptr_t)s->data;
 		w.length = (uint64_t)s->nslots * s->h.size;
-		w.rkey = is->mr->rkey;
+		w.rkey = is->word ? is->word->mr->rkey : is->mr->rkey;
 	}
 	w.credits = is->credits;
 	w.credit_batch = is->batch;
@@ -962,7 +1028,7 @@ static void is_post_result(struct isess *is, const struct ipf_ctrl *done)
 			ipf_sess_bad(s, IPF_RES_PROTO, s->rx_msgs, 0);
 		count = s->rx_msgs;
 	}
-	/* atomics: the word, final (each was performed before its response went out) */
+	/* atomics: the word; this connection's were all performed (before their responses) */
 	if (ipf_op_atomic(h->op))
 		count = __atomic_load_n((const uint64_t *)(const void *)s->data, __ATOMIC_ACQUIRE);
 	if ((h->op == IPF_OP_WRITE || h->op == IPF_OP_WRITE_IMM) && !pp &&
