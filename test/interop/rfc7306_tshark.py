@@ -46,11 +46,15 @@ with them:
   * Opcode 0x8, Immediate Data, is "Unknown" to it, and it shows none of the
     8 octets of an Immediate Data message: the opcode, QN, MSN and length are
     checked from its decode, the Immediate Data from the reader's octets.
-  * In an Atomic Response it shows the 8-octet Original Remote Data Value
-    (iwarp_rdma.atomic.original_remote_data_value, at the right place with
-    the right size) under the label of the field before it, "Original
-    Request Identifier".  The value is what is checked, against the octets at
-    offsets 4..12 of the header, so the misleading label does not matter.
+  * Its Atomic Response decode has two slips: the 8-octet Original Remote
+    Data Value (iwarp_rdma.atomic.original_remote_data_value) is registered
+    under the label of the field before it, "Original Request Identifier",
+    and after it the dissector advances by 4 octets instead of 8, so it takes
+    the header for 8 octets where RFC 7306 §4.2 has 12.  Nothing follows an
+    Atomic Response header, so no payload is misread, and the field itself is
+    read at the right place with the right width: the test checks its value
+    (not its label) against the octets at offsets 4..12 of the header, and
+    that it is each request's original, as strictly as any other field.
   * With Markers (either side asking), see verbs_tshark.py: tshark frames
     only FPDUs alone in their TCP segments, and assumes Markers both ways.
     The Markers run is therefore a ping-pong with Markers both ways (one
