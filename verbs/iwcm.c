@@ -128,8 +128,10 @@ struct iwcm_id_int {
 	uint8_t conn_pd[MPA_PD_MAX];
 	uint16_t conn_pd_len;
 	/* in the context's timers: TCP connect + MPA timeout, the initiator's
-	 * first-FPDU pause, the wait for the peer's FIN, freeing a released id */
-	struct iw_timer t_setup, t_hold, t_close, t_free;
+	 * first-FPDU pause, the wait for the peer's FIN, freeing a released id,
+	 * the next try of a refused connect */
+	struct iw_timer t_setup, t_hold, t_close, t_free, t_retry;
+	uint64_t retry_until;	/* a refused TCP connect is tried again until then (ns) */
 	struct iw_list reclaim; /* on ctx->reclaim from release to free */
 };
 
@@ -281,6 +283,7 @@ static void id_conn_timers_stop(struct iwcm_id_int *id)
 	id_timer_stop(id, &id->t_setup);
 	id_timer_stop(id, &id->t_hold);
 	id_timer_stop(id, &id->t_close);
+	id_timer_stop(id, &id->t_retry);
 }
 
 static struct rdmap_qp *id_rq(const struct iwcm_id_int *id)
@@ -400,12 +403,29 @@ static void id_release(struct iwcm_id_int *id)
  * iw_err reports it (IW_ESYS(errno) when the socket failed); `sys_err` the
  * errno behind the event's status, as librdmacm reports it (0: -EPROTO).
  */
+/* Interval between tries of a refused connect (iwcm_options.connect_retry_ms). */
+#define CONNECT_RETRY_EVERY_MS 50
+
 static void setup_failed(struct iwcm_id_int *id, int iw_err, int sys_err)
 {
 	enum id_state was = id->state;
 	enum iwcm_event_type type = IWCM_EVENT_CONNECT_ERROR;
 	int status = sys_err ? -sys_err : -EPROTO;
 
+	/* Nothing listens there yet (a server that tells its port before it
+	 * listens): try again shortly, within the bound the options give. */
+	if (was == ID_TCP_CONNECTING && sys_err == ECONNREFUSED && iwv_now_ns() < id->retry_until) {
+		trace(id, "connection refused: trying again in %d ms", CONNECT_RETRY_EVERY_MS);
+		if (id->ep_on) {
+			id->ep_on = false;
+			id->ep_pending = true;
+			iwv_engine_remove(id->ctx->eng, &id->ep, true);
+		}
+		id_timer_stop(id, &id->t_setup);
+		set_state(id, ID_ROUTE_RESOLVED);
+		id_timer_in(id, &id->t_retry, CONNECT_RETRY_EVERY_MS);
+		return;
+	}
 	trace(id, "startup failed: %s, errno %d", iwv_errname(iw_err), sys_err);
 	conn_end(id, true);
 	switch (was) {
@@ -811,6 +831,7 @@ static void ep_released(struct iwv_ep *ep)
 }
 
 static struct iwcm_id_int *id_alloc(struct iwcm_chan_int *ch, void *context);
+static void on_retry_fire(struct iw_timer *t, uint64_t now);
 
 static void ep_accepted(struct iwv_ep *ep, int fd)
 {
@@ -1031,6 +1052,7 @@ static struct iwcm_id_int *id_alloc(struct iwcm_chan_int *ch, void *context)
 	iw_timer_init(&id->t_hold, on_hold_done);
 	iw_timer_init(&id->t_close, on_close_timeout);
 	iw_timer_init(&id->t_free, id_free_fire);
+	iw_timer_init(&id->t_retry, on_retry_fire);
 	return id;
 }
 
@@ -1343,13 +1365,83 @@ static int pd_from_param(const struct iwcm_conn_param *p, uint8_t rev, const voi
 	return 0;
 }
 
+/*
+ * Open the socket and start the TCP connect of an id whose MPA startup is
+ * set up (lock held).  0, or an errno for a failure to report at once; a
+ * refused or failed connect is reported later, as any found later would be.
+ */
+static int conn_start(struct iwcm_id_int *id)
+{
+	int fd = id->fd, e;
+
+	if (fd < 0) {
+		fd = socket(id->pub.route.addr.dst_addr.sa_family,
+			    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return errno;
+		if (id->pub.route.addr.src_addr.sa_family != AF_UNSPEC &&
+		    bind(fd, &id->pub.route.addr.src_addr, sa_len(&id->pub.route.addr.src_addr)) !=
+			    0) {
+			e = errno;
+			close(fd);
+			return e;
+		}
+	}
+	id->fd = -1;
+	id->ep.fd = fd;
+	id->ep.kind = IWV_EP_CONNECTING;
+	id->ep.ops = &stream_ops;
+	id->ep.owner = id;
+	set_state(id, ID_TCP_CONNECTING);
+	if (connect(fd, &id->pub.route.addr.dst_addr, sa_len(&id->pub.route.addr.dst_addr)) != 0 &&
+	    errno != EINPROGRESS) {
+		e = errno;
+		/* Report asynchronously, as a failure found later would be. */
+		id->ep_on = false;
+		close(fd);
+		id->ep.fd = -1;
+		setup_failed(id, iw_err_sys(e), e);
+		return 0;
+	}
+	if (iwv_engine_add(id->ctx->eng, &id->ep) != IW_OK) {
+		close(fd);
+		id->ep.fd = -1;
+		set_state(id, ID_ROUTE_RESOLVED);
+		return ENOMEM;
+	}
+	id->ep_on = true;
+	id_timer_in(id, &id->t_setup, id->opt.timeout_ms);
+	trace(id, "connecting");
+	return 0;
+}
+
+/* The next try of a refused connect, once the engine has let go of the last socket. */
+static void on_retry_fire(struct iw_timer *t, uint64_t now)
+{
+	struct iwcm_id_int *id = iw_container_of(t, struct iwcm_id_int, t_retry);
+	int e;
+
+	if (id->state != ID_ROUTE_RESOLVED || id->freed)
+		return;
+	if (id->ep_pending) {
+		id_timer_in(id, &id->t_retry, 1);
+		return;
+	}
+	e = conn_start(id);
+	if (e) {
+		set_state(id, ID_TCP_CONNECTING);
+		id->retry_until = 0;
+		setup_failed(id, iw_err_sys(e), e);
+	}
+}
+
 int iwcm_connect(struct iwcm_id *pub, struct iwcm_conn_param *param)
 {
 	struct iwcm_id_int *id = (struct iwcm_id_int *)pub;
 	struct mpa_config c;
 	const void *pd;
 	uint16_t pd_len;
-	int fd, e;
+	int e;
 
 	if (!id)
 		return fail(EINVAL);
@@ -1378,53 +1470,10 @@ int iwcm_connect(struct iwcm_id *pub, struct iwcm_conn_param *param)
 		UNLOCK(id->ctx);
 		return fail(EINVAL);
 	}
-	fd = id->fd;
-	if (fd < 0) {
-		fd = socket(id->pub.route.addr.dst_addr.sa_family,
-			    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd < 0) {
-			e = errno;
-			UNLOCK(id->ctx);
-			return fail(e);
-		}
-		if (id->pub.route.addr.src_addr.sa_family != AF_UNSPEC &&
-		    bind(fd, &id->pub.route.addr.src_addr, sa_len(&id->pub.route.addr.src_addr)) !=
-			    0) {
-			e = errno;
-			close(fd);
-			UNLOCK(id->ctx);
-			return fail(e);
-		}
-	}
-	id->fd = -1;
-	id->ep.fd = fd;
-	id->ep.kind = IWV_EP_CONNECTING;
-	id->ep.ops = &stream_ops;
-	id->ep.owner = id;
-	set_state(id, ID_TCP_CONNECTING);
-	if (connect(fd, &id->pub.route.addr.dst_addr, sa_len(&id->pub.route.addr.dst_addr)) != 0 &&
-	    errno != EINPROGRESS) {
-		e = errno;
-		/* Report asynchronously, as a failure found later would be. */
-		id->ep_on = false;
-		close(fd);
-		id->ep.fd = -1;
-		setup_failed(id, iw_err_sys(e), e);
-		UNLOCK(id->ctx);
-		return 0;
-	}
-	if (iwv_engine_add(id->ctx->eng, &id->ep) != IW_OK) {
-		close(fd);
-		id->ep.fd = -1;
-		set_state(id, ID_ROUTE_RESOLVED);
-		UNLOCK(id->ctx);
-		return fail(ENOMEM);
-	}
-	id->ep_on = true;
-	id_timer_in(id, &id->t_setup, id->opt.timeout_ms);
-	trace(id, "connecting");
+	id->retry_until = iwv_now_ns() + (uint64_t)id->opt.connect_retry_ms * 1000000u;
+	e = conn_start(id);
 	UNLOCK(id->ctx);
-	return 0;
+	return e ? fail(e) : 0;
 }
 
 int iwcm_accept(struct iwcm_id *pub, struct iwcm_conn_param *param)

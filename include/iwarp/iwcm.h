@@ -86,6 +86,8 @@ struct iwcm_options {
 	uint32_t close_timeout_ms;    /* graceful disconnect: wait this long for the peer's
 				       * FIN, then reset (default 2000) */
 	uint32_t mulpdu_max;	      /* cap on MULPDU (default 0 = from the TCP MSS) */
+	uint32_t connect_retry_ms;    /* a refused TCP connect is tried again every 50 ms for
+				       * this long before REJECTED (default 0: at once) */
 	bool trace;		      /* log every connection step (iw_log) */
 };
 IW_EXPORT void iwcm_options_default(struct iwcm_options *opt);

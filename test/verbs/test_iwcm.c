@@ -681,6 +681,31 @@ START_TEST(connect_to_a_closed_port_gives_rejected_econnrefused)
 }
 END_TEST
 
+/* With connect_retry_ms a refused connect is tried again until the bound, then REJECTED. */
+START_TEST(a_refused_connect_is_retried_for_connect_retry_ms)
+{
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	struct vh_ev ev;
+	uint64_t t0;
+
+	vh_cfg_default(&cfg);
+	cfg.c_opt_set = true;
+	iwcm_options_default(&cfg.c_opt);
+	cfg.c_opt.connect_retry_ms = 400;
+	vh_pair_listen(&p, &cfg);
+	p.port = closed_port();
+	t0 = th_now_ms();
+	vh_pair_connect(&p);
+	vh_expect(&p.w, p.c.id, IWCM_EVENT_REJECTED, &ev);
+	ck_assert_uint_ge(th_now_ms() - t0, 350);
+	ck_assert_int_eq(ev.status, -ECONNREFUSED);
+	ck_assert_int_eq(ev.iw_err, iw_err_sys(ECONNREFUSED));
+	p.c.disconnected = true;
+	vh_pair_down(&p);
+}
+END_TEST
+
 START_TEST(the_default_event_channel_connects_on_the_default_context)
 {
 	struct vh_cfg cfg;
@@ -1361,6 +1386,7 @@ static Suite *iwcm_suite(void)
 	tcase_add_loop_test(tc, reject_gives_the_client_rejected_econnrefused_with_the_private_data,
 			    0, 2);
 	tcase_add_test(tc, connect_to_a_closed_port_gives_rejected_econnrefused);
+	tcase_add_test(tc, a_refused_connect_is_retried_for_connect_retry_ms);
 	tcase_add_test(tc, the_default_event_channel_connects_on_the_default_context);
 	suite_add_tcase(s, tc);
 
