@@ -28,7 +28,12 @@ shift || true
 # (independent decoder for the interop tests), clang + its runtimes (libFuzzer),
 # liburing (the io_uring I/O engine), libevent (event loops of the tools),
 # nfs-ganesha + rpcbind + libnfs (the NFS server and client of the NFS demo and
-# tests; test/nfs/gw/gw_lib.sh starts and configures them).
+# tests; test/nfs/gw/gw_lib.sh starts and configures them), rdma-core's headers
+# (libibverbs-dev, librdmacm-dev: the drop-in libibverbs.so.1/librdmacm.so.1 of
+# compat/ are built against them, never linked with the real libraries) and the
+# unmodified Debian RDMA programs the compat tests run over those libraries
+# (rdmacm-utils: rping; perftest: ib_*_bw/lat; qperf; ibverbs-utils:
+# ibv_devices, ibv_devinfo).
 packages=(
     gcc libc6-dev make pkg-config meson ninja-build python3
     check libsubunit-dev
@@ -38,6 +43,8 @@ packages=(
     clang libclang-rt-14-dev clang-format
     git ca-certificates
     nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils libnfs-dev
+    libibverbs-dev librdmacm-dev
+    rdmacm-utils perftest qperf ibverbs-utils
 )
 
 missing=()
