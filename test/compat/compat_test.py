@@ -1,0 +1,703 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Unmodified Debian RDMA programs over iwarp's drop-in libraries (suite compat).
+
+Each CASE below is one meson test.  It runs Debian's own binaries (rping from
+rdmacm-utils, perftest's ib_*_bw / ib_*_lat, qperf, ibv_devices and
+ibv_devinfo from ibverbs-utils) through `iwrun`, so they load iwarp's
+libibverbs.so.1 and librdmacm.so.1 (compat/) instead of rdma-core's, all on
+127.0.0.1 with free ports and a bounded timeout on every process.  Nothing is
+rebuilt or patched: what passes here is what a user gets with `iwrun PROGRAM`.
+
+A failing case prints one line per problem and then, for every process it
+started, the command line, how it ended and the tail of its output.
+A program that is not installed is a skip (exit status 77) with the package
+to install (tools/setup.sh installs them all).
+
+Cases (docs/compat.md lists what each proves):
+  devices                 ibv_devices and ibv_devinfo list iwarp0: transport
+                          iWARP, port 1 PORT_ACTIVE, link layer Ethernet
+  rping_64, rping_65535   rping server + client, 100 checked pings (-V) of
+                          64 and 65535 octets
+  rping_q                 the same with -q on both sides (the program's own QP)
+  rping_persistent        rping -P serving two clients at once
+  rping_iwping            rping <-> iwping in both roles; the two clients'
+                          -v lines must be identical
+  perf_{write,read,send}_{bw,lat}
+                          perftest with -R (RDMA CM): both sides exit 0 and
+                          the client reports a non-zero result
+  perf_write_bw_q4        ib_write_bw -R -q 4 (four QPs)
+  qperf_<test>            qperf -cm1 <test>: a non-zero result
+  kill_rping_server       the server SIGKILLed mid-run: the client sees the
+  kill_rping_client       disconnect and exits; and the other way round
+  tshark                  an rping and an ib_write_bw session captured on lo
+                          and decoded by tshark: MPA/DDP/RDMAP, every CRC
+                          good, no malformed packet (test/interop helpers)
+  standins                the stand-in libmlx5.so.1 / libefa.so.1 define
+                          exactly what perftest's binaries import from them
+  iwrun_check             `iwrun --check` shows our libraries for rping,
+                          ib_write_bw and qperf
+Exit status: 0 passed, 1 failed, 77 skipped.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "interop"))
+
+SKIP = 77
+HOST = "127.0.0.1"
+PKG = {"rping": "rdmacm-utils", "ibv_devices": "ibverbs-utils", "ibv_devinfo": "ibverbs-utils",
+       "qperf": "qperf", "tshark": "tshark"}
+for _p in ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat",
+           "ib_send_lat"):
+    PKG[_p] = "perftest"
+
+
+class Skip(Exception):
+    pass
+
+
+class Fail(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------
+# Processes
+# --------------------------------------------------------------------------
+
+class Proc:
+    """One program in a process group of its own, output to files."""
+
+    def __init__(self, t, name, argv, env=None):
+        self.t, self.name, self.argv = t, name, argv
+        self.out = os.path.join(t.dir, "%02d-%s.out" % (len(t.procs), name))
+        self.err = self.out[:-4] + ".err"
+        self.status, self.how = None, "running"
+        e = dict(os.environ)
+        e.update(env or {})
+        with open(self.out, "wb") as o, open(self.err, "wb") as er:
+            self.p = subprocess.Popen(argv, stdout=o, stderr=er, stdin=subprocess.DEVNULL,
+                                      env=e, start_new_session=True)
+        self.t0 = time.monotonic()
+        t.procs.append(self)
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def wait(self, timeout):
+        """Exit status, or Fail after killing it when `timeout` seconds pass."""
+        try:
+            self.status = self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill(signal.SIGKILL)
+            self.how = "killed by the test after %.0f s (timeout)" % timeout
+            raise Fail("%s did not finish within %.0f s" % (self.name, timeout))
+        self.how = "exit status %d" % self.status if self.status >= 0 else \
+            "killed by signal %d" % -self.status
+        return self.status
+
+    def kill(self, sig=signal.SIGKILL):
+        try:
+            os.killpg(self.p.pid, sig)
+        except ProcessLookupError:
+            pass
+        if sig == signal.SIGKILL:
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def stop(self, grace=5):
+        """SIGINT, then SIGKILL: for servers that run until stopped."""
+        if self.alive():
+            self.kill(signal.SIGINT)
+            try:
+                self.p.wait(grace)
+            except subprocess.TimeoutExpired:
+                self.kill(signal.SIGKILL)
+        if self.how == "running":
+            self.how = "stopped by the test"
+
+    def text(self, which="out"):
+        with open(self.out if which == "out" else self.err, errors="replace") as f:
+            return f.read()
+
+    def report(self, lines=25):
+        print("  $ %s" % " ".join(self.argv))
+        print("    %s after %.1f s" % (self.how, time.monotonic() - self.t0)
+              if self.how == "running" else "    %s" % self.how)
+        for which in ("out", "err"):
+            txt = self.text(which).splitlines()
+            if not txt:
+                continue
+            cut = len(txt) > lines
+            print("    std%s%s:" % (which, " (last %d of %d lines)" % (lines, len(txt))
+                                      if cut else ""))
+            for line in txt[-lines:]:
+                print("    | %s" % line[:200])
+
+
+class Test:
+    def __init__(self, args):
+        self.args, self.procs, self.bad = args, [], []
+        self.dir = tempfile.mkdtemp(prefix="compat-test-")
+
+    def iwrun(self, name, argv, env=None, opts=()):
+        return Proc(self, name, [self.args.iwrun] + list(opts) + argv, env)
+
+    def native(self, name, argv, env=None):
+        return Proc(self, name, argv, env)
+
+    def check(self, cond, msg):
+        if not cond:
+            self.bad.append(msg)
+        return cond
+
+    def cleanup(self):
+        for p in self.procs:
+            if p.alive():
+                p.kill(signal.SIGKILL)
+                if p.how == "running":
+                    p.how = "killed by the test at the end"
+
+
+def need(*progs):
+    for p in progs:
+        if not shutil.which(p):
+            raise Skip("%s is not installed (apt-get install %s; tools/setup.sh installs it)"
+                       % (p, PKG.get(p, p)))
+
+
+def free_port():
+    """A TCP port free on 127.0.0.1, below the ephemeral range where possible."""
+    import random
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(20000, 32000)
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind((HOST, port))
+            return port
+        except OSError:
+            continue
+    raise Fail("no free TCP port on %s" % HOST)
+
+
+def listening(port):
+    """True if a socket listens on `port` (/proc/net/tcp{,6}, state 0A)."""
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(f) as fh:
+                next(fh)
+                for line in fh:
+                    p = line.split()
+                    if p[3] == "0A" and int(p[1].rsplit(":", 1)[1], 16) == port:
+                        return True
+        except OSError:
+            continue
+    return False
+
+
+def wait_listen(proc, port, timeout=15):
+    """Until `proc` listens on `port`; Fail if it exits or takes too long."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if listening(port):
+            return
+        if not proc.alive():
+            proc.wait(0)
+            raise Fail("%s exited before it listened on port %d" % (proc.name, port))
+        time.sleep(0.05)
+    raise Fail("%s did not listen on port %d within %d s" % (proc.name, port, timeout))
+
+
+def expect_exit(t, proc, timeout, want=0):
+    st = proc.wait(timeout)
+    t.check(st == want, "%s: %s, want exit status %d" % (proc.name, proc.how, want))
+    return st
+
+
+# --------------------------------------------------------------------------
+# Cases
+# --------------------------------------------------------------------------
+
+def case_devices(t):
+    need("ibv_devices", "ibv_devinfo")
+    p = t.iwrun("ibv_devices", ["ibv_devices"])
+    if expect_exit(t, p, 20) == 0:
+        t.check(re.search(r"^\s*iwarp0\s", p.text(), re.M),
+                "ibv_devices does not list iwarp0")
+    p = t.iwrun("ibv_devinfo", ["ibv_devinfo", "-v"])
+    if expect_exit(t, p, 20) != 0:
+        return
+    out = p.text()
+    want = [(r"hca_id:\s+iwarp0\b", "hca_id iwarp0"),
+            (r"transport:\s+iWARP\b", "transport iWARP"),
+            (r"port:\s+1\b", "port 1"),
+            (r"state:\s+PORT_ACTIVE\b", "port state PORT_ACTIVE"),
+            (r"link_layer:\s+Ethernet\b", "link layer Ethernet"),
+            (r"phys_port_cnt:\s+1\b", "one physical port"),
+            (r"max_qp:\s+[1-9]", "a non-zero max_qp"),
+            (r"max_mr_size:\s+0x[0-9a-f]*[1-9a-f]", "a non-zero max_mr_size"),
+            (r"active_mtu:\s+\d+ \(\d\)", "an active MTU")]
+    for rx, what in want:
+        t.check(re.search(rx, out), "ibv_devinfo -v does not show %s" % what)
+
+
+PING_LINE = re.compile(r"^ping data: rdma-ping-(\d+): ", re.M)
+
+
+def rping_pair(t, server_opts, client_opts, count=100, size=64, name="rping",
+               server_native=None, client_native=None, timeout=60, port=None):
+    """One server and one client; returns the client's Proc (ok or not)."""
+    port = port or free_port()
+    common = ["-a", HOST, "-p", str(port)]
+    if server_native:
+        srv = t.native("iwping-server", [server_native, "-s"] + common + server_opts)
+    else:
+        srv = t.iwrun(name + "-server", ["rping", "-s"] + common + ["-S", str(size)] +
+                      server_opts)
+    wait_listen(srv, port)
+    cargs = ["-c"] + common + ["-C", str(count), "-S", str(size), "-V"] + client_opts
+    if client_native:
+        cli = t.native("iwping-client", [client_native] + cargs)
+    else:
+        cli = t.iwrun(name + "-client", ["rping"] + cargs)
+    expect_exit(t, cli, timeout)
+    expect_exit(t, srv, 15)
+    return cli
+
+
+def check_pings(t, cli, count):
+    got = [int(n) for n in PING_LINE.findall(cli.text())]
+    t.check(got == list(range(count)),
+            "%s printed %d ping data lines (want %d, rdma-ping-0 to rdma-ping-%d)" %
+            (cli.name, len(got), count, count - 1))
+
+
+def case_rping_64(t):
+    need("rping")
+    cli = rping_pair(t, [], ["-v"], size=64)
+    check_pings(t, cli, 100)
+
+
+def case_rping_65535(t):
+    need("rping")
+    # no -v: a 64 KiB line per ping
+    rping_pair(t, [], [], size=65535)
+
+
+def case_rping_q(t):
+    need("rping")
+    cli = rping_pair(t, ["-q"], ["-q", "-v"], size=64)
+    check_pings(t, cli, 100)
+
+
+def case_rping_persistent(t):
+    need("rping")
+    port = free_port()
+    common = ["-a", HOST, "-p", str(port)]
+    srv = t.iwrun("rping-server", ["rping", "-s", "-P", "-S", "1000"] + common)
+    wait_listen(srv, port)
+    clis = [t.iwrun("rping-client%d" % i, ["rping", "-c", "-C", "100", "-S", "1000", "-V", "-v"] +
+                    common) for i in (1, 2)]
+    for c in clis:
+        expect_exit(t, c, 60)
+        check_pings(t, c, 100)
+    t.check(srv.alive(), "rping -P server exited after its clients (%s)" %
+            (srv.p.poll(),))
+    srv.stop()
+
+
+def case_rping_iwping(t):
+    need("rping")
+    if not t.args.iwping:
+        raise Skip("no --iwping given")
+    # iwping server, rping client
+    a = rping_pair(t, [], ["-v"], size=64, server_native=t.args.iwping)
+    check_pings(t, a, 100)
+    # rping server, iwping client
+    b = rping_pair(t, [], ["-v"], size=64, client_native=t.args.iwping)
+    check_pings(t, b, 100)
+    la, lb = a.text().splitlines(), b.text().splitlines()
+    t.check(la == lb, "rping's and iwping's -v output differ (first difference: %r vs %r)" %
+            next(((x, y) for x, y in zip(la, lb) if x != y), (len(la), len(lb))))
+
+
+# perftest ---------------------------------------------------------------
+
+def perftest_result(text):
+    """{column: value} of the result line after perftest's '#bytes' header."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("#bytes"):
+            cols = line.split()
+            for row in lines[i + 1:]:
+                vals = row.split()
+                if vals and vals[0].isdigit() and len(vals) >= len(cols) - 1:
+                    return dict(zip(cols, vals))
+    return None
+
+
+def perftest(t, prog, extra=(), timeout=90):
+    need(prog)
+    port = free_port()
+    base = ["-R", "-F", "-p", str(port)] + list(extra)
+    if prog.endswith("_bw"):
+        base += ["-n", "1000"]
+    srv = t.iwrun(prog + "-server", [prog] + base)
+    wait_listen(srv, port)
+    cli = t.iwrun(prog + "-client", [prog] + base + [HOST])
+    expect_exit(t, cli, timeout)
+    expect_exit(t, srv, 20)
+    if cli.status != 0:
+        return
+    r = perftest_result(cli.text())
+    if not t.check(r is not None, "%s client printed no result line" % prog):
+        return
+    keys = [k for k in r if k.startswith("BW average") or k.startswith("t_avg") or
+            k.startswith("t_typical")]
+    t.check(keys, "%s: no BW average / t_avg column in %s" % (prog, sorted(r)))
+    for k in keys:
+        try:
+            v = float(r[k])
+        except ValueError:
+            v = 0.0
+        t.check(v > 0, "%s: %s is %s, want > 0" % (prog, k, r[k]))
+    if keys:
+        print("%s: %s" % (prog, ", ".join("%s %s" % (k, r[k]) for k in keys)))
+
+
+def make_perf(prog, extra=()):
+    return lambda t: perftest(t, prog, extra)
+
+
+# qperf ------------------------------------------------------------------
+
+QPERF_RESULT = re.compile(r"^\s*(bw|latency|msg_rate)\s*=\s*([0-9.]+)\s*(\S+)", re.M)
+
+
+def qperf(t, test, env=None):
+    need("qperf")
+    port = free_port()
+    srv = t.iwrun("qperf-server", ["qperf", "-lp", str(port)], env=env)
+    wait_listen(srv, port)
+    cli = t.iwrun("qperf-client", ["qperf", "-cm1", "-lp", str(port), "-t", "1", HOST, test],
+                  env=env)
+    expect_exit(t, cli, 45)
+    srv.stop()
+    if cli.status != 0:
+        return
+    res = QPERF_RESULT.findall(cli.text())
+    if not t.check(res, "qperf %s printed no result (bw = / latency =)" % test):
+        return
+    for what, val, unit in res:
+        t.check(float(val) > 0, "qperf %s: %s = %s %s, want > 0" % (test, what, val, unit))
+    print("qperf %s: %s" % (test, ", ".join("%s %s %s" % r for r in res)))
+
+
+def make_qperf(test, env=None):
+    return lambda t: qperf(t, test, env)
+
+
+# killed mid-run ---------------------------------------------------------
+
+def wait_pings(t, cli, n, timeout=30):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and cli.alive():
+        if len(PING_LINE.findall(cli.text())) >= n:
+            return True
+        time.sleep(0.05)
+    raise Fail("%s did not get to %d pings within %d s" % (cli.name, n, timeout))
+
+
+def case_kill_rping_server(t):
+    need("rping")
+    port = free_port()
+    common = ["-a", HOST, "-p", str(port)]
+    srv = t.iwrun("rping-server", ["rping", "-s"] + common)
+    wait_listen(srv, port)
+    cli = t.iwrun("rping-client", ["rping", "-c", "-C", "0", "-V", "-v"] + common)
+    wait_pings(t, cli, 50)
+    srv.kill(signal.SIGKILL)
+    srv.how = "SIGKILLed by the test mid-run"
+    st = cli.wait(20)  # Fail if the client hangs
+    t.check(st != 0, "rping client exited 0 although its server was killed mid-run")
+    print("client after the server's death: %s" % cli.how)
+
+
+def case_kill_rping_client(t):
+    need("rping")
+    port = free_port()
+    common = ["-a", HOST, "-p", str(port)]
+    srv = t.iwrun("rping-server", ["rping", "-s"] + common)
+    wait_listen(srv, port)
+    cli = t.iwrun("rping-client", ["rping", "-c", "-C", "0", "-V", "-v"] + common)
+    wait_pings(t, cli, 50)
+    cli.kill(signal.SIGKILL)
+    cli.how = "SIGKILLed by the test mid-run"
+    srv.wait(20)  # Fail if the server hangs
+    print("server after the client's death: %s" % srv.how)
+
+
+# tshark -----------------------------------------------------------------
+
+def tcp_streams(tshark, pcap, port):
+    """Payload per (client port, direction) of connections to server `port`."""
+    res = subprocess.run([tshark, "-n", "-r", pcap, "-T", "fields", "-e", "tcp.srcport",
+                          "-e", "tcp.dstport", "-e", "tcp.seq", "-e", "tcp.payload"],
+                         capture_output=True, text=True, timeout=300)
+    segs = {}
+    for line in res.stdout.splitlines():
+        p = line.split("\t")
+        if len(p) < 4 or not p[3]:
+            continue
+        src, dst = int(p[0]), int(p[1])
+        key = (dst, "r2i") if src == port else (src, "i2r") if dst == port else None
+        if key:
+            segs.setdefault(key, {})[int(p[2])] = bytes.fromhex(p[3].replace(":", ""))
+    out = {}
+    for key, m in segs.items():
+        data, nxt = bytearray(), None
+        for seq in sorted(m):
+            chunk = m[seq]
+            if nxt is not None and seq < nxt:
+                chunk = chunk[nxt - seq:]
+            elif nxt is not None and seq > nxt:
+                out[key] = None  # a hole: the reader cannot follow
+                break
+            data.extend(chunk)
+            nxt = seq + len(m[seq]) if nxt is None else max(nxt, seq + len(m[seq]))
+        else:
+            out[key] = bytes(data)
+    return out
+
+
+def case_tshark(t):
+    need("rping", "ib_write_bw", "tshark")
+    import mpa_tshark as mt
+    import verbs_tshark as vt
+    tshark = shutil.which("tshark")
+    count, size, iters, bwsize = 10, 1000, 50, 65536
+    mss = vt.loopback_mss(socket.AF_INET)
+    combo = mt.Combo(2, True, False, False)  # the libraries' defaults
+    run = vt.Run("iwping", combo, count=count, size=size)  # rping's wire = iwping's
+    base = mt.pick_port_range(4, mt.tshark_tcp_ports(tshark))
+    pping, pbw = base + 1, base + 2
+    pcap = os.path.join(t.dir, "compat.pcapng")
+    cap = mt.Capture(tshark, base, base + 3, pcap)
+    try:
+        cap.probe(base)
+        rping_pair(t, [], [], count=count, size=size, port=pping)
+        srv = t.iwrun("ib_write_bw-server", ["ib_write_bw", "-R", "-F", "-p", str(pbw), "-n",
+                                             str(iters), "-s", str(bwsize)])
+        wait_listen(srv, pbw)
+        cli = t.iwrun("ib_write_bw-client", ["ib_write_bw", "-R", "-F", "-p", str(pbw), "-n",
+                                             str(iters), "-s", str(bwsize), HOST])
+        expect_exit(t, cli, 60)
+        expect_exit(t, srv, 20)
+        cap.probe(base + 3)
+    except RuntimeError as e:
+        raise Fail(str(e))
+    finally:
+        cap.stop()
+    if t.bad:
+        return
+
+    ports = {pping, pbw}
+    trouble = vt.Trouble(ports)
+    views = mt.decode_pdml(tshark, pcap, ports, on_packet=trouble)
+
+    # rping: exactly the messages of iwping's layout, both decoders (verbs_tshark)
+    streams = mt.streams_from_pcap(tshark, pcap, {pping})
+    bounds = vt.segment_bounds(tshark, pcap, {pping})
+    st = {d: streams.get((pping, d), mt.ParseError("no %s payload captured" % d))
+          for d in ("i2r", "r2i")}
+    bad, notes = vt.check_run(run, views.get(pping, mt.new_view()), st,
+                              {d: bounds.get((pping, d), set()) for d in ("i2r", "r2i")},
+                              {d: trouble.found.get((pping, d), []) for d in ("i2r", "r2i")},
+                              mss)
+    print("rping -C %d -S %d: %s" % (count, size, "; ".join(notes)))
+    t.bad += ["rping capture: " + b for b in bad]
+
+    # ib_write_bw -R: two connections (control, data) on one port; per
+    # connection the RFC 5044 reader must parse every FPDU with a good CRC32c;
+    # tshark must decode every FPDU with a good CRC and find nothing malformed
+    view = views.get(pbw, mt.new_view())
+    t.check(len(view["req"]) >= 1 and len(view["rep"]) == len(view["req"]),
+            "ib_write_bw capture: tshark decoded %d MPA Requests and %d Replies" %
+            (len(view["req"]), len(view["rep"])))
+    for f in view["req"] + view["rep"]:
+        t.check(f["c"] and f["rev"] == 2 and not f["m"] and not f["r"],
+                "ib_write_bw capture: MPA frame %s: M=%d C=%d R=%d rev %d, want M=0 C=1 R=0 "
+                "rev 2" % (f["frame"], f["m"], f["c"], f["r"], f["rev"]))
+    reader = {"i2r": [], "r2i": []}
+    for (cport, d), data in sorted(tcp_streams(tshark, pcap, pbw).items()):
+        if data is None:
+            t.bad.append("ib_write_bw capture: a hole in connection %d %s" % (cport, d))
+            continue
+        try:
+            _, n = mt.parse_frame(data, b"MPA ID Req Frame" if d == "i2r"
+                                  else b"MPA ID Rep Frame")
+            ulpdus = mt.parse_fpdus(data[n:], False, True)
+        except mt.ParseError as e:
+            t.bad.append("ib_write_bw capture: connection %d %s: RFC 5044 reader: %s" %
+                         (cport, d, e))
+            continue
+        reader[d] += [mt.segment_key(u) for u in ulpdus]
+    writes = sum(1 for k in reader["i2r"] if k[0] == "write" and k[4])
+    t.check(writes >= iters, "ib_write_bw capture: %d RDMA Write messages client to server, "
+            "want at least %d" % (writes, iters))
+    for d in ("i2r", "r2i"):
+        fps = vt.tshark_segments(view["fpdus"][d])
+        t.check(len(fps) == len(reader[d]),
+                "ib_write_bw capture: %s: tshark decoded %d FPDUs, the RFC 5044 reader %d" %
+                (d, len(fps), len(reader[d])))
+        badcrc = [fp["frame"] for fp in fps if not vt.crc_good(fp)]
+        t.check(not badcrc, "ib_write_bw capture: %s: CRC not good in frames %s" %
+                (d, badcrc[:5]))
+        nodec = [fp["frame"] for fp in fps if fp["key"] is None]
+        t.check(not nodec, "ib_write_bw capture: %s: FPDUs without a DDP/RDMAP decode in frames "
+                "%s" % (d, nodec[:5]))
+        tr = trouble.found.get((pbw, d), [])
+        t.check(not tr, "ib_write_bw capture: %s: malformed or expert errors: %s" %
+                (d, "; ".join(x for _, x in tr[:3])))
+    print("ib_write_bw -n %d -s %d: c>s %d FPDUs (%d Writes), s>c %d FPDUs, %d connections" %
+          (iters, bwsize, len(reader["i2r"]), writes, len(reader["r2i"]), len(view["req"])))
+
+
+# the libraries themselves ----------------------------------------------
+
+def symbols(path, defined):
+    res = subprocess.run(["nm", "-D", "--with-symbol-versions",
+                          "--defined-only" if defined else "--undefined-only", path],
+                         capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        raise Fail("nm %s: %s" % (path, res.stderr.strip()))
+    out = set()
+    for line in res.stdout.splitlines():
+        name = line.split()[-1]
+        if "@" in name:
+            out.add(name.replace("@@", "@"))
+    return out
+
+
+def case_standins(t):
+    need("ib_write_bw")
+    libdir = t.args.libdir
+    bins = [b for b in ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat",
+                        "ib_read_lat", "ib_send_lat", "ib_atomic_bw", "ib_atomic_lat")
+            if shutil.which(b)]
+    for lib, prefix in (("libmlx5.so.1", ("mlx5dv_", "MLX5_")), ("libefa.so.1",
+                                                                  ("efadv_", "EFA_"))):
+        path = os.path.join(libdir, lib)
+        if not t.check(os.path.exists(path), "%s is missing from %s" % (lib, libdir)):
+            continue
+        want = set()
+        for b in bins:
+            want |= {s for s in symbols(shutil.which(b), False)
+                     if s.startswith(prefix[0]) or s.split("@")[1].startswith(prefix[1])}
+        have = symbols(path, True)
+        t.check(want <= have, "%s lacks %s" % (lib, sorted(want - have)))
+        t.check(have <= want, "%s defines more than perftest imports: %s" %
+                (lib, sorted(have - want)))
+        print("%s: %d symbols, as %s import" % (lib, len(have), ", ".join(bins)))
+
+
+def case_iwrun_check(t):
+    for prog, libs in (("rping", ("libibverbs.so.1", "librdmacm.so.1")),
+                       ("ib_write_bw", ("libibverbs.so.1", "librdmacm.so.1", "libmlx5.so.1",
+                                        "libefa.so.1")),
+                       ("qperf", ("libibverbs.so.1", "librdmacm.so.1"))):
+        if not shutil.which(prog):
+            print("note: %s not installed, not checked" % prog)
+            continue
+        p = t.native("iwrun-check-" + prog, [t.args.iwrun, "--check", prog])
+        expect_exit(t, p, 30)
+        out = p.text()
+        for lib in libs:
+            t.check(re.search(r"^\s*%s\s+=> %s/%s$" % (re.escape(lib), re.escape(t.args.libdir),
+                                                      re.escape(lib)), out, re.M),
+                    "iwrun --check %s: %s not from %s" % (prog, lib, t.args.libdir))
+
+
+CASES = {
+    "devices": case_devices,
+    "rping_64": case_rping_64,
+    "rping_65535": case_rping_65535,
+    "rping_q": case_rping_q,
+    "rping_persistent": case_rping_persistent,
+    "rping_iwping": case_rping_iwping,
+    "kill_rping_server": case_kill_rping_server,
+    "kill_rping_client": case_kill_rping_client,
+    "tshark": case_tshark,
+    "standins": case_standins,
+    "iwrun_check": case_iwrun_check,
+}
+for _op in ("write", "read", "send"):
+    for _k in ("bw", "lat"):
+        CASES["perf_%s_%s" % (_op, _k)] = make_perf("ib_%s_%s" % (_op, _k))
+CASES["perf_write_bw_q4"] = make_perf("ib_write_bw", ["-q", "4"])
+for _q in ("rc_bw", "rc_lat", "rc_rdma_read_bw", "rc_rdma_read_lat", "rc_rdma_write_poll_lat"):
+    CASES["qperf_" + _q] = make_qperf(_q)
+# RDMA Write with Immediate (RFC 7306): the library turns it on per QP when
+# IWARP_RFC7306=1 (docs/compat.md); meson marks these expected to fail until
+# it does.
+for _q in ("rc_rdma_write_bw", "rc_rdma_write_lat"):
+    CASES["qperf_" + _q] = make_qperf(_q, {"IWARP_RFC7306": "1"})
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("case", choices=sorted(CASES) + ["list"])
+    ap.add_argument("--iwrun", required=True, help="path to iwrun (build/tools/iwrun)")
+    ap.add_argument("--iwping", help="path to iwping (for rping_iwping)")
+    ap.add_argument("--libdir", help="the drop-in library directory (default: iwrun's)")
+    ap.add_argument("--keep", action="store_true", help="keep the outputs and captures")
+    args = ap.parse_args()
+    if args.case == "list":
+        print("\n".join(sorted(CASES)))
+        return 0
+    if not args.libdir:
+        args.libdir = os.environ.get("IWRUN_LIBDIR") or os.path.join(
+            os.path.dirname(os.path.dirname(os.path.abspath(args.iwrun))), "compat")
+    t = Test(args)
+    t0 = time.monotonic()
+    status = 0
+    try:
+        CASES[args.case](t)
+    except Skip as e:
+        print("SKIP: %s: %s" % (args.case, e))
+        status = SKIP
+    except Fail as e:
+        t.bad.append(str(e))
+    finally:
+        t.cleanup()
+    if status != SKIP:
+        status = 1 if t.bad else 0
+        print("%s: %s (%.1f s)" % ("FAIL" if t.bad else "ok", args.case,
+                                    time.monotonic() - t0))
+        for b in t.bad:
+            print("  - %s" % b)
+        if t.bad:
+            for p in t.procs:
+                p.report()
+    if status == 1 or args.keep:
+        print("outputs kept in %s" % t.dir)
+    else:
+        shutil.rmtree(t.dir, ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
