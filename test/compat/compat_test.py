@@ -37,6 +37,9 @@ Cases (docs/compat.md lists what each proves):
                           exactly what perftest's binaries import from them
   iwrun_check             `iwrun --check` shows our libraries for rping,
                           ib_write_bw and qperf
+  tshark_selftest         the tshark case with iwping and iwperf instead of
+                          rping and ib_write_bw: checks this harness itself,
+                          needs no drop-in library (not a meson test)
 Exit status: 0 passed, 1 failed, 77 skipped.
 """
 
@@ -485,12 +488,76 @@ def tcp_streams(tshark, pcap, port):
     return out
 
 
-def case_tshark(t):
-    need("rping", "ib_write_bw", "tshark")
+def check_bw_capture(t, tshark, pcap, port, iters, views, trouble, who):
+    """A bandwidth session on server `port`, perhaps several connections
+    (ib_write_bw -R: a control connection, then the data QPs): per connection
+    the RFC 5044 reader must parse every FPDU with a good CRC32c, and find at
+    least `iters` RDMA Writes client to server; tshark must decode the same
+    number of FPDUs, each with a good CRC and a DDP/RDMAP decode, and find
+    nothing malformed and no expert error."""
+    import mpa_tshark as mt
+    import verbs_tshark as vt
+
+    def bad(msg):
+        t.bad.append("%s capture: %s" % (who, msg))
+
+    view = views.get(port, mt.new_view())
+    if not view["req"] or len(view["rep"]) != len(view["req"]):
+        bad("tshark decoded %d MPA Requests and %d Replies" %
+            (len(view["req"]), len(view["rep"])))
+    for f in view["req"] + view["rep"]:
+        if not f["c"] or f["rev"] != 2 or f["m"] or f["r"]:
+            bad("MPA frame %s: M=%d C=%d R=%d rev %d, want M=0 C=1 R=0 rev 2" %
+                (f["frame"], f["m"], f["c"], f["r"], f["rev"]))
+    reader = {"i2r": [], "r2i": []}
+    conns = tcp_streams(tshark, pcap, port)
+    for (cport, d), data in sorted(conns.items()):
+        if data is None:
+            bad("connection from port %d, %s: a hole in the capture" % (cport, d))
+            continue
+        try:
+            _, n = mt.parse_frame(data, b"MPA ID Req Frame" if d == "i2r"
+                                  else b"MPA ID Rep Frame")
+            ulpdus = mt.parse_fpdus(data[n:], False, True)
+        except mt.ParseError as e:
+            bad("connection from port %d, %s: RFC 5044 reader: %s" % (cport, d, e))
+            continue
+        reader[d] += [mt.segment_key(u) for u in ulpdus]
+    writes = sum(1 for k in reader["i2r"] if k[0] == "write" and k[4])
+    if writes < iters:
+        bad("%d RDMA Write messages client to server, want at least %d" % (writes, iters))
+    for d in ("i2r", "r2i"):
+        fps = vt.tshark_segments(view["fpdus"][d])
+        if len(fps) != len(reader[d]):
+            bad("%s: tshark decoded %d FPDUs, the RFC 5044 reader %d" %
+                (d, len(fps), len(reader[d])))
+        badcrc = [fp["frame"] for fp in fps if not vt.crc_good(fp)]
+        if badcrc:
+            bad("%s: CRC not good in frames %s" % (d, badcrc[:5]))
+        nodec = [fp["frame"] for fp in fps if fp["key"] is None]
+        if nodec:
+            bad("%s: FPDUs without a DDP/RDMAP decode in frames %s" % (d, nodec[:5]))
+        tr = trouble.found.get((port, d), [])
+        if tr:
+            bad("%s: malformed or expert errors: %s" % (d, "; ".join(x for _, x in tr[:3])))
+    print("%s: %d connection(s), c>s %d FPDUs (%d Writes), s>c %d FPDUs" %
+          (who, len(conns) // 2, len(reader["i2r"]), writes, len(reader["r2i"])))
+
+
+def case_tshark(t, native=False):
+    """native: iwping and iwperf in place of rping and ib_write_bw, the same
+    checks (a self-test of this harness, runnable before the libraries)."""
+    if native:
+        need("tshark")
+        if not (t.args.iwping and t.args.iwperf):
+            raise Skip("tshark_selftest needs --iwping and --iwperf")
+    else:
+        need("rping", "ib_write_bw", "tshark")
     import mpa_tshark as mt
     import verbs_tshark as vt
     tshark = shutil.which("tshark")
-    count, size, iters, bwsize = 10, 1000, 50, 65536
+    # small sessions: a fast sender on lo can outrun the capture
+    count, size, iters, bwsize = 10, 1000, 50, 8192
     mss = vt.loopback_mss(socket.AF_INET)
     combo = mt.Combo(2, True, False, False)  # the libraries' defaults
     run = vt.Run("iwping", combo, count=count, size=size)  # rping's wire = iwping's
@@ -500,14 +567,26 @@ def case_tshark(t):
     cap = mt.Capture(tshark, base, base + 3, pcap)
     try:
         cap.probe(base)
-        rping_pair(t, [], [], count=count, size=size, port=pping)
-        srv = t.iwrun("ib_write_bw-server", ["ib_write_bw", "-R", "-F", "-p", str(pbw), "-n",
-                                             str(iters), "-s", str(bwsize)])
-        wait_listen(srv, pbw)
-        cli = t.iwrun("ib_write_bw-client", ["ib_write_bw", "-R", "-F", "-p", str(pbw), "-n",
-                                             str(iters), "-s", str(bwsize), HOST])
+        if native:
+            rping_pair(t, [], [], count=count, size=size, port=pping,
+                       server_native=t.args.iwping, client_native=t.args.iwping)
+            srv = t.native("iwperf-server", [t.args.iwperf, "-s", "-a", HOST, "-p", str(pbw)])
+            wait_listen(srv, pbw)
+            cli = t.native("iwperf-client", [t.args.iwperf, "-c", HOST, "-p", str(pbw), "--op",
+                                             "write", "--size", str(bwsize), "--iters",
+                                             str(iters)])
+        else:
+            rping_pair(t, [], [], count=count, size=size, port=pping)
+            srv = t.iwrun("ib_write_bw-server", ["ib_write_bw", "-R", "-F", "-p", str(pbw),
+                                                 "-n", str(iters), "-s", str(bwsize)])
+            wait_listen(srv, pbw)
+            cli = t.iwrun("ib_write_bw-client", ["ib_write_bw", "-R", "-F", "-p", str(pbw),
+                                                 "-n", str(iters), "-s", str(bwsize), HOST])
         expect_exit(t, cli, 60)
-        expect_exit(t, srv, 20)
+        if native:
+            srv.stop()  # iwperf's server serves until stopped
+        else:
+            expect_exit(t, srv, 20)
         cap.probe(base + 3)
     except RuntimeError as e:
         raise Fail(str(e))
@@ -532,50 +611,8 @@ def case_tshark(t):
     print("rping -C %d -S %d: %s" % (count, size, "; ".join(notes)))
     t.bad += ["rping capture: " + b for b in bad]
 
-    # ib_write_bw -R: two connections (control, data) on one port; per
-    # connection the RFC 5044 reader must parse every FPDU with a good CRC32c;
-    # tshark must decode every FPDU with a good CRC and find nothing malformed
-    view = views.get(pbw, mt.new_view())
-    t.check(len(view["req"]) >= 1 and len(view["rep"]) == len(view["req"]),
-            "ib_write_bw capture: tshark decoded %d MPA Requests and %d Replies" %
-            (len(view["req"]), len(view["rep"])))
-    for f in view["req"] + view["rep"]:
-        t.check(f["c"] and f["rev"] == 2 and not f["m"] and not f["r"],
-                "ib_write_bw capture: MPA frame %s: M=%d C=%d R=%d rev %d, want M=0 C=1 R=0 "
-                "rev 2" % (f["frame"], f["m"], f["c"], f["r"], f["rev"]))
-    reader = {"i2r": [], "r2i": []}
-    for (cport, d), data in sorted(tcp_streams(tshark, pcap, pbw).items()):
-        if data is None:
-            t.bad.append("ib_write_bw capture: a hole in connection %d %s" % (cport, d))
-            continue
-        try:
-            _, n = mt.parse_frame(data, b"MPA ID Req Frame" if d == "i2r"
-                                  else b"MPA ID Rep Frame")
-            ulpdus = mt.parse_fpdus(data[n:], False, True)
-        except mt.ParseError as e:
-            t.bad.append("ib_write_bw capture: connection %d %s: RFC 5044 reader: %s" %
-                         (cport, d, e))
-            continue
-        reader[d] += [mt.segment_key(u) for u in ulpdus]
-    writes = sum(1 for k in reader["i2r"] if k[0] == "write" and k[4])
-    t.check(writes >= iters, "ib_write_bw capture: %d RDMA Write messages client to server, "
-            "want at least %d" % (writes, iters))
-    for d in ("i2r", "r2i"):
-        fps = vt.tshark_segments(view["fpdus"][d])
-        t.check(len(fps) == len(reader[d]),
-                "ib_write_bw capture: %s: tshark decoded %d FPDUs, the RFC 5044 reader %d" %
-                (d, len(fps), len(reader[d])))
-        badcrc = [fp["frame"] for fp in fps if not vt.crc_good(fp)]
-        t.check(not badcrc, "ib_write_bw capture: %s: CRC not good in frames %s" %
-                (d, badcrc[:5]))
-        nodec = [fp["frame"] for fp in fps if fp["key"] is None]
-        t.check(not nodec, "ib_write_bw capture: %s: FPDUs without a DDP/RDMAP decode in frames "
-                "%s" % (d, nodec[:5]))
-        tr = trouble.found.get((pbw, d), [])
-        t.check(not tr, "ib_write_bw capture: %s: malformed or expert errors: %s" %
-                (d, "; ".join(x for _, x in tr[:3])))
-    print("ib_write_bw -n %d -s %d: c>s %d FPDUs (%d Writes), s>c %d FPDUs, %d connections" %
-          (iters, bwsize, len(reader["i2r"]), writes, len(reader["r2i"]), len(view["req"])))
+    check_bw_capture(t, tshark, pcap, pbw, iters, views, trouble,
+                     "iwperf" if native else "ib_write_bw")
 
 
 # the libraries themselves ----------------------------------------------
@@ -643,6 +680,7 @@ CASES = {
     "kill_rping_server": case_kill_rping_server,
     "kill_rping_client": case_kill_rping_client,
     "tshark": case_tshark,
+    "tshark_selftest": lambda t: case_tshark(t, native=True),
     "standins": case_standins,
     "iwrun_check": case_iwrun_check,
 }
@@ -664,6 +702,7 @@ def main():
     ap.add_argument("case", choices=sorted(CASES) + ["list"])
     ap.add_argument("--iwrun", required=True, help="path to iwrun (build/tools/iwrun)")
     ap.add_argument("--iwping", help="path to iwping (for rping_iwping)")
+    ap.add_argument("--iwperf", help="path to iwperf (for tshark_selftest)")
     ap.add_argument("--libdir", help="the drop-in library directory (default: iwrun's)")
     ap.add_argument("--keep", action="store_true", help="keep the outputs and captures")
     args = ap.parse_args()
