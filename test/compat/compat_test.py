@@ -341,12 +341,17 @@ def case_rping_iwping(t):
 
 # perftest ---------------------------------------------------------------
 
+PERF_COL = re.compile(r"#\w+|(?:[\w.%]+ )?[\w.%]+\[[^\]]*\]")
+
+
 def perftest_result(text):
     """{column: value} of the result line after perftest's '#bytes' header."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if line.strip().startswith("#bytes"):
-            cols = line.split()
+            # names hold single spaces ("BW peak[MB/sec]"), and columns may be
+            # one space apart ("#bytes #iterations")
+            cols = PERF_COL.findall(line)
             for row in lines[i + 1:]:
                 vals = row.split()
                 if vals and vals[0].isdigit() and len(vals) >= len(cols) - 1:
