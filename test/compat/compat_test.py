@@ -31,9 +31,12 @@ Cases (docs/compat.md lists what each proves):
                           and _lat need RDMA Write with Immediate)
   kill_rping_server       the server SIGKILLed mid-run: the client sees the
   kill_rping_client       disconnect and exits; and the other way round
-  tshark                  an rping and an ib_write_bw session captured on lo
-                          and decoded by tshark: MPA/DDP/RDMAP, every CRC
-                          good, no malformed packet (test/interop helpers)
+  tshark                  rping sessions (the defaults; iwrun --mpa-rev 1
+                          --crc off; --markers both; --p2p read) and an
+                          ib_write_bw session captured on lo and decoded by
+                          tshark: the MPA bits the options ask for, Markers,
+                          RTR, MPA/DDP/RDMAP, every CRC good, no malformed
+                          packet (test/interop helpers)
   standins                the stand-in libmlx5.so.1 / libefa.so.1 define
                           exactly what perftest's binaries import from them
   iwrun_check             `iwrun --check` shows our libraries for rping,
@@ -262,7 +265,8 @@ PING_LINE = re.compile(r"^ping data: rdma-ping-(\d+): ", re.M)
 
 
 def rping_pair(t, server_opts, client_opts, count=100, size=64, name="rping",
-               server_native=None, client_native=None, timeout=60, port=None):
+               server_native=None, client_native=None, timeout=60, port=None,
+               iwrun_opts=()):
     """One server and one client; returns the client's Proc (ok or not)."""
     port = port or free_port()
     common = ["-a", HOST, "-p", str(port)]
@@ -270,13 +274,13 @@ def rping_pair(t, server_opts, client_opts, count=100, size=64, name="rping",
         srv = t.native("iwping-server", [server_native, "-s"] + common + server_opts)
     else:
         srv = t.iwrun(name + "-server", ["rping", "-s"] + common + ["-S", str(size)] +
-                      server_opts)
+                      server_opts, opts=iwrun_opts)
     wait_listen(srv, port)
     cargs = ["-c"] + common + ["-C", str(count), "-S", str(size), "-V"] + client_opts
     if client_native:
         cli = t.native("iwping-client", [client_native] + cargs)
     else:
-        cli = t.iwrun(name + "-client", ["rping"] + cargs)
+        cli = t.iwrun(name + "-client", ["rping"] + cargs, opts=iwrun_opts)
     if expect_exit(t, cli, timeout) == 0:
         expect_exit(t, srv, 15)
     else:
@@ -589,24 +593,40 @@ def case_tshark(t, native=False):
     # small sessions: a fast sender on lo can outrun the capture
     count, size, iters, bwsize = 10, 1000, 50, 8192
     mss = vt.loopback_mss(socket.AF_INET)
-    combo = mt.Combo(2, True, False, False)  # the libraries' defaults
-    run = vt.Run("iwping", combo, count=count, size=size)  # rping's wire = iwping's
-    base = mt.pick_port_range(4, mt.tshark_tcp_ports(tshark))
-    pping, pbw = base + 1, base + 2
+    C = mt.Combo
+    # rping sessions: the libraries' defaults, then iwrun's options on both
+    # sides, which must show on the wire as the MPA bits, Markers, CRC, RTR
+    pings = [([], C(2, True, False, False))]
+    if not native:
+        pings += [(["--mpa-rev", "1", "--crc", "off"], C(1, False, False, False)),
+                  (["--markers", "both"], C(2, True, True, True)),
+                  (["--p2p", "read"], C(2, True, False, False, p2p=True, rtr="read"))]
+    runs = []
+    for opts, combo in pings:
+        r = vt.Run("iwping", combo, count=count, size=size)  # rping's wire = iwping's
+        r.size = vt.pick_size(lambda n, r=r: r.layout(n, mss), combo, size)
+        runs.append((opts, r))
+    base = mt.pick_port_range(len(runs) + 3, mt.tshark_tcp_ports(tshark))
+    for i, (_, r) in enumerate(runs):
+        r.port = base + 1 + i
+    pbw, last = base + 1 + len(runs), base + 2 + len(runs)
     pcap = os.path.join(t.dir, "compat.pcapng")
-    cap = mt.Capture(tshark, base, base + 3, pcap)
+    cap = mt.Capture(tshark, base, last, pcap)
     try:
         cap.probe(base)
+        for opts, r in runs:
+            if native:
+                rping_pair(t, [], [], count=count, size=r.size, port=r.port,
+                           server_native=t.args.iwping, client_native=t.args.iwping)
+            else:
+                rping_pair(t, [], [], count=count, size=r.size, port=r.port, iwrun_opts=opts)
         if native:
-            rping_pair(t, [], [], count=count, size=size, port=pping,
-                       server_native=t.args.iwping, client_native=t.args.iwping)
             srv = t.native("iwperf-server", [t.args.iwperf, "-s", "-a", HOST, "-p", str(pbw)])
             wait_listen(srv, pbw)
             cli = t.native("iwperf-client", [t.args.iwperf, "-c", HOST, "-p", str(pbw), "--op",
                                              "write", "--size", str(bwsize), "--iters",
                                              str(iters)])
         else:
-            rping_pair(t, [], [], count=count, size=size, port=pping)
             srv = t.iwrun("ib_write_bw-server", ["ib_write_bw", "-R", "-F", "-p", str(pbw),
                                                  "-n", str(iters), "-s", str(bwsize)])
             wait_listen(srv, pbw)
@@ -617,7 +637,7 @@ def case_tshark(t, native=False):
             srv.stop()  # iwperf's server serves until stopped
         else:
             expect_exit(t, srv, 20)
-        cap.probe(base + 3)
+        cap.probe(last)
     except RuntimeError as e:
         raise Fail(str(e))
     finally:
@@ -625,7 +645,7 @@ def case_tshark(t, native=False):
     if t.bad:
         return
 
-    ports = {pping, pbw}
+    ports = {r.port for _, r in runs} | {pbw}
     trouble = vt.Trouble(ports)
     conn_of = {}  # frame number -> the client port of its connection to pbw
 
@@ -639,16 +659,21 @@ def case_tshark(t, native=False):
     views = mt.decode_pdml(tshark, pcap, ports, on_packet=on_packet)
 
     # rping: exactly the messages of iwping's layout, both decoders (verbs_tshark)
-    streams = mt.streams_from_pcap(tshark, pcap, {pping})
-    bounds = vt.segment_bounds(tshark, pcap, {pping})
-    st = {d: streams.get((pping, d), mt.ParseError("no %s payload captured" % d))
-          for d in ("i2r", "r2i")}
-    bad, notes = vt.check_run(run, views.get(pping, mt.new_view()), st,
-                              {d: bounds.get((pping, d), set()) for d in ("i2r", "r2i")},
-                              {d: trouble.found.get((pping, d), []) for d in ("i2r", "r2i")},
-                              mss)
-    print("rping -C %d -S %d: %s" % (count, size, "; ".join(notes)))
-    t.bad += ["rping capture: " + b for b in bad]
+    pports = {r.port for _, r in runs}
+    streams = mt.streams_from_pcap(tshark, pcap, pports)
+    bounds = vt.segment_bounds(tshark, pcap, pports)
+    for opts, r in runs:
+        p = r.port
+        st = {d: streams.get((p, d), mt.ParseError("no %s payload captured" % d))
+              for d in ("i2r", "r2i")}
+        bad, notes = vt.check_run(r, views.get(p, mt.new_view()), st,
+                                  {d: bounds.get((p, d), set()) for d in ("i2r", "r2i")},
+                                  {d: trouble.found.get((p, d), []) for d in ("i2r", "r2i")},
+                                  mss)
+        what = "rping %s-C %d -S %d (%s)" % ("".join(o + " " for o in opts), count, r.size,
+                                             r.combo.name)
+        print("%s %s: %s" % ("ok  " if not bad else "FAIL", what, "; ".join(notes)))
+        t.bad += ["%s: %s" % (what, b) for b in bad]
 
     check_bw_capture(t, tshark, pcap, pbw, iters, views, trouble, conn_of,
                      "iwperf" if native else "ib_write_bw")
