@@ -20,6 +20,7 @@ Cases (docs/compat.md lists what each proves):
   rping_64, rping_65535   rping server + client, 100 checked pings (-V) of
                           64 and 65535 octets
   rping_q                 the same with -q on both sides (the program's own QP)
+  rping_uring             rping_64 with iwrun --engine uring on both sides
   rping_persistent        rping -P serving two clients at once
   rping_iwping            rping <-> iwping in both roles; the two clients'
                           -v lines must be identical
@@ -27,6 +28,8 @@ Cases (docs/compat.md lists what each proves):
                           perftest with -R (RDMA CM): both sides exit 0 and
                           the client reports a non-zero result
   perf_write_bw_q4        ib_write_bw -R -q 4 (four QPs)
+  perf_send_bw_srq        ib_send_bw -R --use-srq (a shared receive queue)
+  perf_atomic_{bw,lat}    ib_atomic_bw, ib_atomic_lat -R (RFC 7306 atomics)
   qperf_<test>            qperf -cm1 <test>: a non-zero result (rc_rdma_write_bw
                           and _lat need RDMA Write with Immediate)
   kill_rping_server       the server SIGKILLed mid-run: the client sees the
@@ -66,7 +69,7 @@ HOST = "127.0.0.1"
 PKG = {"rping": "rdmacm-utils", "ibv_devices": "ibverbs-utils", "ibv_devinfo": "ibverbs-utils",
        "qperf": "qperf", "tshark": "tshark"}
 for _p in ("ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat",
-           "ib_send_lat"):
+           "ib_send_lat", "ib_atomic_bw", "ib_atomic_lat"):
     PKG[_p] = "perftest"
 
 
@@ -310,6 +313,12 @@ def case_rping_65535(t):
 def case_rping_q(t):
     need("rping")
     cli = rping_pair(t, ["-q"], ["-q", "-v"], size=64)
+    check_pings(t, cli, 100)
+
+
+def case_rping_uring(t):
+    need("rping")
+    cli = rping_pair(t, [], ["-v"], size=64, iwrun_opts=["--engine", "uring"])
     check_pings(t, cli, 100)
 
 
@@ -740,6 +749,7 @@ CASES = {
     "rping_65535": case_rping_65535,
     "rping_q": case_rping_q,
     "rping_persistent": case_rping_persistent,
+    "rping_uring": case_rping_uring,
     "rping_iwping": case_rping_iwping,
     "kill_rping_server": case_kill_rping_server,
     "kill_rping_client": case_kill_rping_client,
@@ -752,6 +762,9 @@ for _op in ("write", "read", "send"):
     for _k in ("bw", "lat"):
         CASES["perf_%s_%s" % (_op, _k)] = make_perf("ib_%s_%s" % (_op, _k))
 CASES["perf_write_bw_q4"] = make_perf("ib_write_bw", ["-q", "4"])
+CASES["perf_send_bw_srq"] = make_perf("ib_send_bw", ["--use-srq"])
+CASES["perf_atomic_bw"] = make_perf("ib_atomic_bw")
+CASES["perf_atomic_lat"] = make_perf("ib_atomic_lat")
 for _q in ("rc_bw", "rc_lat", "rc_rdma_read_bw", "rc_rdma_read_lat", "rc_rdma_write_poll_lat"):
     CASES["qperf_" + _q] = make_qperf(_q)
 # RDMA Write with Immediate (RFC 7306), on in the libraries unless
