@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# bench_compat.sh - Debian's unmodified perftest over iwarp's drop-in
+# libibverbs.so.1/librdmacm.so.1 (through iwrun, docs/compat.md) next to iwperf
+# doing the same operation on the verbs API directly, and iwperf
+# --tcp-baseline (the same pattern over plain TCP), on loopback, in the same
+# run, as a markdown table.  A benchmark, not a test: the target (the drop-in
+# libraries cost at most 5 % against iwperf) is shown, not enforced; the exit
+# status is 1 only if a run failed.
+#
+# Usage: tools/bench/bench_compat.sh
+# Environment:
+#   BUILD    meson build directory (tools/iwrun, tools/iwperf; default: build)
+#   SECS     seconds per bandwidth run (default: 3)
+#   ITERS    round trips per perftest latency run (default: 20000)
+#   REPEAT   runs per case and program, interleaved; the median is shown
+#            (default: 1)
+#
+# Cases (ratio = perftest / iwperf; bandwidth target >= 0.95, RTT <= 1.05):
+#   RDMA Write, RDMA Read, Send of 64 KiB     bandwidth, GB/s (1e9 octets/s):
+#       perftest -R --report_gbits / 8, iwperf's gbytes_per_s
+#   RDMA Write, Send of 2 octets, ping-pong   round trip, microseconds:
+#       perftest -R t_typical x 2 (perftest reports half the round trip),
+#       iwperf --pingpong lat_us_p50
+set -euo pipefail
+
+BUILD=${BUILD:-build}
+SECS=${SECS:-3}
+ITERS=${ITERS:-20000}
+REPEAT=${REPEAT:-1}
+IWRUN=$BUILD/tools/iwrun
+IWPERF=$BUILD/tools/iwperf
+
+for f in "$IWRUN" "$IWPERF"; do
+	if [[ ! -x $f ]]; then
+		echo "bench_compat.sh: $f not found (build first, or set BUILD)" >&2
+		exit 1
+	fi
+done
+for p in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat python3; do
+	command -v "$p" >/dev/null ||
+		{ echo "bench_compat.sh: needs $p (tools/setup.sh installs perftest)" >&2; exit 1; }
+done
+if ! "$IWRUN" --check ib_write_bw >/dev/null; then
+	echo "bench_compat.sh: ib_write_bw would not load iwarp's libraries:" >&2
+	"$IWRUN" --check ib_write_bw >&2 || true
+	exit 1
+fi
+
+tmp=$(mktemp -d)
+pids=()
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# iwperf servers, one for the stack and one for the TCP baseline
+start_iwperf() {
+	local name=$1 log
+	shift
+	log=$tmp/$name.log
+	"$IWPERF" -s -a 127.0.0.1 -p 0 "$@" >"$log" 2>"$tmp/$name.err" &
+	pids+=($!)
+	for _ in $(seq 100); do
+		port=$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\) .*/\1/p' "$log")
+		[[ -n $port ]] && return 0
+		sleep 0.05
+	done
+	echo "bench_compat.sh: the $name server did not start:" >&2
+	cat "$tmp/$name.err" >&2
+	exit 1
+}
+
+echo "command: ${0}  (BUILD=$BUILD SECS=$SECS ITERS=$ITERS REPEAT=$REPEAT)"
+echo "machine: $(nproc) CPUs, Linux $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+start_iwperf iwarp
+p_iwarp=$port
+start_iwperf tcp --tcp-baseline
+p_tcp=$port
+
+results=$tmp/results.tsv
+: >"$results"
+failed=0
+
+# perftest CASE PROGRAM ARGS...: one perftest server and client through iwrun;
+# the client's output goes to $results.
+perftest() {
+	local case=$1 prog=$2 p srv out
+	shift 2
+	p=$(free_port)
+	echo "  $case: perftest: iwrun $prog -R -F -p $p $* [127.0.0.1]" >&2
+	timeout $((SECS + 30)) "$IWRUN" "$prog" -R -F -p "$p" "$@" >"$tmp/srv.out" 2>&1 &
+	srv=$!
+	for _ in $(seq 100); do
+		awk -v p=":$(printf '%04X' "$p")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+			END { exit !f }' /proc/net/tcp && break
+		sleep 0.05
+	done
+	local st=0
+	out=$(timeout $((SECS + 30)) "$IWRUN" "$prog" -R -F -p "$p" "$@" 127.0.0.1 2>&1) || st=$?
+	if [[ $st == 0 ]]; then
+		printf '%s\tperftest\t%s\n' "$case" "$(base64 -w0 <<<"$out")" >>"$results"
+	elif [[ $st == 124 ]]; then
+		echo "bench_compat.sh: $case: $prog did not finish within $((SECS + 30)) s" >&2
+		failed=1
+	else
+		echo "bench_compat.sh: $case: $prog failed ($st): $(tail -n 3 <<<"$out" | tr '\n' ' ')" >&2
+		failed=1
+	fi
+	wait "$srv" 2>/dev/null || true
+}
+
+# iwperf CASE TRANSPORT PORT ARGS...: one iwperf client run, its JSON to $results.
+iwperf() {
+	local case=$1 transport=$2 p=$3 out
+	shift 3
+	echo "  $case: $transport: iwperf -c 127.0.0.1 -p $p --json $*" >&2
+	if out=$("$IWPERF" -c 127.0.0.1 -p "$p" --json "$@" 2>"$tmp/client.err"); then
+		printf '%s\t%s\t%s\n' "$case" "$transport" "$(tail -n 1 <<<"$out")" >>"$results"
+	else
+		echo "bench_compat.sh: $case over $transport failed: $(cat "$tmp/client.err")" >&2
+		failed=1
+	fi
+}
+
+for _ in $(seq "$REPEAT"); do
+	for op in write read send; do
+		c="$op 64 KiB"
+		perftest "$c" "ib_${op}_bw" -s 65536 -D "$SECS" --report_gbits
+		iwperf "$c" iwarp "$p_iwarp" --op "$op" --size 65536 --seconds "$SECS"
+		iwperf "$c" tcp "$p_tcp" --tcp-baseline --op "$op" --size 65536 --seconds "$SECS"
+	done
+	for op in write send; do
+		c="$op 2 B ping-pong"
+		perftest "$c" "ib_${op}_lat" -s 2 -n "$ITERS"
+		iwperf "$c" iwarp "$p_iwarp" --op "$op" --pingpong --size 2 --seconds "$SECS"
+		iwperf "$c" tcp "$p_tcp" --tcp-baseline --op "$op" --pingpong --size 2 --seconds "$SECS"
+	done
+done
+
+echo "load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+python3 - "$results" <<'EOF'
+import base64, json, re, statistics, sys
+
+COL = re.compile(r"#\w+|(?:[\w.%]+ )?[\w.%]+\[[^\]]*\]")
+
+
+def perftest_value(text):
+    """GB/s of a bandwidth run, round trip in us of a latency run, or None."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("#bytes"):
+            cols = COL.findall(line)
+            for row in lines[i + 1:]:
+                vals = row.split()
+                if vals and vals[0].isdigit():
+                    r = dict(zip(cols, vals))
+                    if "BW average[Gb/sec]" in r:
+                        return float(r["BW average[Gb/sec]"]) / 8
+                    if "t_typical[usec]" in r:
+                        return 2 * float(r["t_typical[usec]"])
+    return None
+
+
+runs = {}
+for line in open(sys.argv[1]):
+    case, who, data = line.rstrip("\n").split("\t", 2)
+    if who == "perftest":
+        v = perftest_value(base64.b64decode(data).decode(errors="replace"))
+    else:
+        r = json.loads(data)
+        v = r["lat_us_p50"] if r["pingpong"] else r["gbytes_per_s"]
+    if v is not None:
+        runs.setdefault(case, {}).setdefault(who, []).append(v)
+
+print("| case | perftest over iwarp | iwperf | iwperf --tcp-baseline | perftest / iwperf | target | met |")
+print("|---|---:|---:|---:|---:|---:|:---:|")
+for case in ("write 64 KiB", "read 64 KiB", "send 64 KiB", "write 2 B ping-pong",
+             "send 2 B ping-pong"):
+    lat = "ping-pong" in case
+    unit = "us RTT" if lat else "GB/s"
+    cmp, goal = ("<=", 1.05) if lat else (">=", 0.95)
+    t = runs.get(case, {})
+    med = {k: statistics.median(v) for k, v in t.items()}
+    cell = lambda k: "%.2f %s" % (med[k], unit) if k in med else "failed"
+    if "perftest" in med and "iwarp" in med and med["iwarp"]:
+        ratio = med["perftest"] / med["iwarp"]
+        met = ratio >= goal if cmp == ">=" else ratio <= goal
+        rt, mt = "%.2f" % ratio, "yes" if met else "no"
+    else:
+        rt, mt = "", ""
+    print("| %s | %s | %s | %s | %s | %s %.2f | %s |" % (
+        case, cell("perftest"), cell("iwarp"), cell("tcp"), rt, cmp, goal, mt))
+EOF
+exit "$failed"
