@@ -96,7 +96,8 @@ static bool env_on(const char *v)
  * IWARP_MPA_REV 1|2; IWARP_CRC on|off; IWARP_MARKERS none|tx|rx|both (rx and
  * both: ask the peer to send Markers; none: refuse a peer that asks us for
  * them; tx: send them when asked, the default); IWARP_P2P
- * off|write|read|send|any (peer-to-peer with that RTR).
+ * off|write|read|send|all (peer-to-peer with that RTR; all, the default with
+ * revision 2).
  */
 static void options_from_env(struct iwcm_options *o)
 {
@@ -118,18 +119,27 @@ static void options_from_env(struct iwcm_options *o)
 	}
 	if ((v = getenv("IWARP_TRACE")) && *v)
 		o->trace = env_on(v);
-	if ((v = getenv("IWARP_P2P")) && *v && strcasecmp(v, "off") != 0 &&
-	    strcasecmp(v, "none") != 0) {
-		o->p2p = true;
-		if (!strcasecmp(v, "write"))
+	/*
+	 * Peer-to-peer by default (RFC 6581, MPA revision 2 only): ibverbs
+	 * programs may let the passive side send first (ib_write_lat's server
+	 * does), which plain MPA forbids until the initiator's first FPDU; the
+	 * initiator's RTR lifts that, as Linux's Chelsio driver does by default.
+	 * A responder simply follows what the initiator asks.
+	 */
+	o->p2p = o->mpa_rev == MPA_REV2;
+	o->rtr = MPA_RTR_ALL;
+	if ((v = getenv("IWARP_P2P")) && *v) {
+		if (!strcasecmp(v, "off") || !strcasecmp(v, "none"))
+			o->p2p = false;
+		else if (!strcasecmp(v, "write"))
 			o->rtr = MPA_RTR_WRITE;
 		else if (!strcasecmp(v, "read"))
 			o->rtr = MPA_RTR_READ;
 		else if (!strcasecmp(v, "send"))
 			o->rtr = MPA_RTR_SEND;
-		else
-			o->rtr = MPA_RTR_ALL;
 	}
+	if (o->mpa_rev != MPA_REV2)
+		o->p2p = false;
 }
 
 /* ---------------------------------------------------------------------- */

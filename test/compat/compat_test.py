@@ -35,7 +35,7 @@ Cases (docs/compat.md lists what each proves):
   kill_rping_server       the server SIGKILLed mid-run: the client sees the
   kill_rping_client       disconnect and exits; and the other way round
   tshark                  rping sessions (the defaults; iwrun --mpa-rev 1
-                          --crc off; --markers both; --p2p read) and an
+                          --crc off; --markers both; --p2p read; --p2p off) and an
                           ib_write_bw session captured on lo and decoded by
                           tshark: the MPA bits the options ask for, Markers,
                           RTR, MPA/DDP/RDMAP, every CRC good, no malformed
@@ -621,11 +621,16 @@ def case_tshark(t, native=False):
     C = mt.Combo
     # rping sessions: the libraries' defaults, then iwrun's options on both
     # sides, which must show on the wire as the MPA bits, Markers, CRC, RTR
-    pings = [([], C(2, True, False, False))]
-    if not native:
-        pings += [(["--mpa-rev", "1", "--crc", "off"], C(1, False, False, False)),
-                  (["--markers", "both"], C(2, True, True, True)),
-                  (["--p2p", "read"], C(2, True, False, False, p2p=True, rtr="read"))]
+    # (the libraries open in peer-to-peer mode offering every RTR form, and our
+    # responder picks the zero-length Write; iwping's default is no RTR)
+    if native:
+        pings = [([], C(2, True, False, False))]
+    else:
+        pings = [([], C(2, True, False, False, p2p=True, rtr="write")),
+                 (["--mpa-rev", "1", "--crc", "off"], C(1, False, False, False)),
+                 (["--markers", "both"], C(2, True, True, True, p2p=True, rtr="write")),
+                 (["--p2p", "read"], C(2, True, False, False, p2p=True, rtr="read")),
+                 (["--p2p", "off"], C(2, True, False, False))]
     runs = []
     for opts, combo in pings:
         r = vt.Run("iwping", combo, count=count, size=size)  # rping's wire = iwping's
