@@ -253,7 +253,9 @@ int iwv_poll_cq(struct iwv_cq *pub, int num_entries, struct iwv_wc *wc)
 		return -EINVAL;
 	ctx = ctx_of(cq->pub.context);
 	pthread_mutex_lock(&ctx->lock);
-	if (cq->ring.count == 0 && !ctx->thread_on)
+	/* A polling program makes progress itself, engine thread or not: waiting
+	 * for the thread's wake-up would add it to every round trip. */
+	if (cq->ring.count == 0)
 		iwv_ctx_progress(ctx);
 	while (n < num_entries) {
 		struct iwv_wc *e = wc_ring_front(&cq->ring);

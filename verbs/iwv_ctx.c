@@ -9,7 +9,9 @@
  * Progress (iwv_ctx_progress) is one non-blocking pass of the I/O engine,
  * whose callbacks (iwcm.c) feed the QPs, followed by the timers that are due;
  * it runs inline in the calls that wait for something (get_cq_event,
- * get_cm_event, poll_cq on an empty CQ) or in the engine thread.  A waiter
+ * get_cm_event, poll_cq on an empty CQ - the last one also when an engine
+ * thread runs, so a busy-polling program does not wait for the thread's
+ * wake-ups) or in the engine thread.  A waiter
  * drops the lock and poll()s the engine fd (unless the engine thread watches
  * it), the fd it waits for, and a timeout to the earliest timer.  The
  * timerfd, armed to the earliest timer, sits in every channel's epoll set so
