@@ -169,6 +169,7 @@ int iwv_req_notify_cq(struct iwv_cq *pub, int solicited_only)
 	ctx = ctx_of(cq->pub.context);
 	pthread_mutex_lock(&ctx->lock);
 	cq->armed = solicited_only ? 2 : 1;
+	iwv_ctx_not_spinning(ctx); /* the program is about to wait for the event */
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }
@@ -253,6 +254,7 @@ int iwv_poll_cq(struct iwv_cq *pub, int num_entries, struct iwv_wc *wc)
 		return -EINVAL;
 	ctx = ctx_of(cq->pub.context);
 	pthread_mutex_lock(&ctx->lock);
+	iwv_ctx_poll_begin(ctx);
 	/* A polling program makes progress itself, engine thread or not: waiting
 	 * for the thread's wake-up would add it to every round trip. */
 	if (cq->ring.count == 0)
@@ -273,6 +275,8 @@ int iwv_poll_cq(struct iwv_cq *pub, int num_entries, struct iwv_wc *wc)
 	}
 	if (cq->full)
 		cq_refill(cq);
+	if (num_entries > 0)
+		iwv_ctx_poll_end(ctx, n == 0);
 	pthread_mutex_unlock(&ctx->lock);
 	return n;
 }

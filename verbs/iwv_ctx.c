@@ -6,12 +6,13 @@
  * thread, the fds of channels, and the iw_err -> errno conversion.
  *
  * Theory of operation.  Every public verbs or CM call takes the context lock.
- * Progress (iwv_ctx_progress) is one non-blocking pass of the I/O engine,
- * whose callbacks (iwcm.c) feed the QPs, followed by the timers that are due;
- * it runs inline in the calls that wait for something (get_cq_event,
- * get_cm_event, poll_cq on an empty CQ - the last one also when an engine
- * thread runs, so a busy-polling program does not wait for the thread's
- * wake-ups) or in the engine thread.  A waiter
+ * Progress (iwv_ctx_progress) is the deferred writes of a batch of posts,
+ * one non-blocking pass of the I/O engine, whose callbacks (iwcm.c) feed the
+ * QPs, and the timers that are due; it runs inline in the calls that wait
+ * for something (get_cq_event, get_cm_event, poll_cq on an empty CQ - the
+ * last one also when an engine thread runs, so a busy-polling program does
+ * not wait for the thread's wake-ups) or in the engine thread, which stands
+ * aside while the program busy-polls (above engine_thread_main).  A waiter
  * drops the lock and poll()s the engine fd (unless the engine thread watches
  * it), the fd it waits for, and a timeout to the earliest timer.  The
  * timerfd, armed to the earliest timer, sits in every channel's epoll set so
@@ -197,6 +198,7 @@ struct iwv_context *iwv_open_context(const struct iwv_context_attr *attr_in)
 	iw_list_init(&ctx->async_q);
 	ctx->next_handle = 1;
 	iw_list_init(&ctx->reclaim);
+	iw_list_init(&ctx->deferred);
 	iw_timers_init(&ctx->timers);
 	ctx->timerfd_due = IW_TIMER_NONE;
 	pthread_mutex_init(&ctx->lock, NULL);
@@ -260,7 +262,7 @@ static void ctx_stop_thread(struct iwv_ctx *ctx)
 	if (!ctx->thread_on)
 		return;
 	pthread_mutex_lock(&ctx->lock);
-	ctx->thread_stop = true;
+	__atomic_store_n(&ctx->thread_stop, true, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ctx->lock);
 	iwv_efd_signal(ctx->wake_fd, true);
 	pthread_join(ctx->thread, NULL);
@@ -413,9 +415,24 @@ void iwv_ctx_timer_arm(struct iwv_ctx *ctx, struct iw_timer *t, uint64_t due_ns)
 /* Progress and waiting                                                     */
 /* ---------------------------------------------------------------------- */
 
+static void ctx_run_deferred(struct iwv_ctx *ctx)
+{
+	while (!iw_list_empty(&ctx->deferred)) {
+		struct iwv_deferred *d =
+			iw_container_of(ctx->deferred.next, struct iwv_deferred, node);
+
+		iw_list_del(&d->node);
+		d->run(d);
+	}
+	__atomic_store_n(&ctx->defer_ns, 0, __ATOMIC_RELAXED);
+}
+
 int iwv_ctx_progress(struct iwv_ctx *ctx)
 {
-	int n = iwv_engine_progress(ctx->eng);
+	int n;
+
+	ctx_run_deferred(ctx);
+	n = iwv_engine_progress(ctx->eng);
 
 	if (iw_timers_next(&ctx->timers) != IW_TIMER_NONE)
 		iw_timers_run(&ctx->timers, iwv_now_ns());
@@ -443,6 +460,7 @@ int iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd)
 	struct pollfd pfd[2];
 	int n = 0, timeout, r = 0, e;
 
+	iwv_ctx_not_spinning(ctx);
 	timeout = poll_timeout(IW_MIN(deadline_ns, iw_timers_next(&ctx->timers)));
 	if (!ctx->thread_on) {
 		pfd[n].fd = iwv_engine_fd(ctx->eng);
@@ -459,6 +477,103 @@ int iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd)
 	pthread_mutex_lock(&ctx->lock);
 	errno = e;
 	return r < 0 ? -1 : 0;
+}
+
+/*
+ * A program busy-polling its CQ makes progress itself (iwv_poll_cq), so the
+ * engine thread stands aside while it does: woken for the engine's fd, it
+ * would take a CPU from the poller (a 2-core machine running two such
+ * programs has two pollers and two threads) and contend for the lock, for
+ * nothing.  Standing aside, it sleeps on wake_fd only, in slices, until the
+ * program has not polled an empty CQ for SPIN_WINDOW_NS and no deferred work
+ * has waited that long, or until the program is about to wait
+ * (iwv_ctx_not_spinning).  A poll that found a completion does not renew the
+ * window: a program that goes on to spin on memory (ib_write_lat waits for
+ * the peer's RDMA Write that way) must find the thread watching the sockets.
+ *
+ * Deferred work (iwv_ctx_defer): the first post after a poll is written at
+ * once, as a program that posts one work request and then waits (for a
+ * completion, or on memory) needs; further posts before the next poll are a
+ * batch (perftest posts one work request per call, up to its queue depth,
+ * then polls) and are written by that poll, several in one system call.  The
+ * thread is woken once per batch unless it stands aside already, and writes
+ * the batch itself if nobody has polled after SPIN_WINDOW_NS.
+ */
+#define SPIN_WINDOW_NS 200000u
+
+void iwv_ctx_poll_begin(struct iwv_ctx *ctx)
+{
+	ctx->posts_since_poll = 0;
+	if (!iw_list_empty(&ctx->deferred))
+		ctx_run_deferred(ctx);
+}
+
+void iwv_ctx_poll_end(struct iwv_ctx *ctx, bool empty)
+{
+	if (ctx->thread_on)
+		__atomic_store_n(&ctx->spin_ns, empty ? iwv_now_ns() : 0, __ATOMIC_RELAXED);
+}
+
+void iwv_ctx_not_spinning(struct iwv_ctx *ctx)
+{
+	if (!iw_list_empty(&ctx->deferred))
+		ctx_run_deferred(ctx);
+	if (!ctx->thread_on)
+		return;
+	__atomic_store_n(&ctx->spin_ns, 0, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&ctx->thread_aside, __ATOMIC_SEQ_CST))
+		iwv_efd_signal(ctx->wake_fd, true);
+}
+
+bool iwv_ctx_defer(struct iwv_ctx *ctx, struct iwv_deferred *d)
+{
+	if (!ctx->thread_on || ctx->posts_since_poll++ == 0)
+		return false;
+	if (!iw_list_empty(&d->node))
+		return true;
+	iw_list_add_tail(&ctx->deferred, &d->node);
+	if (!__atomic_load_n(&ctx->defer_ns, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&ctx->defer_ns, iwv_now_ns(), __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&ctx->thread_aside, __ATOMIC_SEQ_CST))
+			iwv_efd_signal(ctx->wake_fd, true);
+	}
+	return true;
+}
+
+/* When the thread may stop standing aside (0: now). */
+static uint64_t aside_until(struct iwv_ctx *ctx)
+{
+	uint64_t s = __atomic_load_n(&ctx->spin_ns, __ATOMIC_SEQ_CST);
+	uint64_t d = __atomic_load_n(&ctx->defer_ns, __ATOMIC_SEQ_CST);
+
+	s = s ? s + SPIN_WINDOW_NS : 0;
+	d = d ? d + SPIN_WINDOW_NS : 0;
+	return IW_MAX(s, d);
+}
+
+/* Lock not held: sleep while the program busy-polls. */
+static void thread_stand_aside(struct iwv_ctx *ctx)
+{
+	struct pollfd pfd = {.fd = ctx->wake_fd, .events = POLLIN};
+
+	for (;;) {
+		uint64_t until = aside_until(ctx), now = iwv_now_ns();
+		struct timespec ts;
+
+		if (until <= now || __atomic_load_n(&ctx->thread_stop, __ATOMIC_RELAXED))
+			return;
+		/* the program's side stores its stamp, then reads the flag; this
+		 * side sets the flag, then reads the stamps: one sees the other */
+		__atomic_store_n(&ctx->thread_aside, true, __ATOMIC_SEQ_CST);
+		until = aside_until(ctx);
+		if (until > now) {
+			ts.tv_sec = (time_t)((until - now) / 1000000000u);
+			ts.tv_nsec = (long)((until - now) % 1000000000u);
+			if (ppoll(&pfd, 1, &ts, NULL) > 0)
+				iwv_efd_signal(ctx->wake_fd, false);
+		}
+		__atomic_store_n(&ctx->thread_aside, false, __ATOMIC_SEQ_CST);
+	}
 }
 
 static void *engine_thread_main(void *arg)
@@ -478,6 +593,7 @@ static void *engine_thread_main(void *arg)
 		poll(pfd, 2, timeout);
 		if (pfd[1].revents & POLLIN)
 			iwv_efd_signal(ctx->wake_fd, false);
+		thread_stand_aside(ctx);
 		pthread_mutex_lock(&ctx->lock);
 		iwv_ctx_progress(ctx);
 	}

@@ -52,7 +52,15 @@ struct iwv_ctx {
 	int timer_fd;		 /* timerfd at the earliest timer (in every channel's epoll set) */
 	pthread_t thread;
 	bool thread_on, thread_stop;
-	bool is_default; /* the shared context of iwcm_create_event_channel() */
+	/* The engine thread's standing aside (iwv_ctx.c, before
+	 * engine_thread_main): iwv_now_ns() of the program's last poll_cq that
+	 * found its CQ empty (0 after one that did not, and when the program
+	 * waits), and of the oldest deferred work (0: none). */
+	uint64_t spin_ns, defer_ns;
+	bool thread_aside; /* the thread stands aside: kick wake_fd to end it */
+	unsigned int posts_since_poll;
+	struct iw_list deferred; /* iwv_deferred work run by the next progress pass */
+	bool is_default;	 /* the shared context of iwcm_create_event_channel() */
 	/* asynchronous events (iwv_async.c): the queue of iwv_async_node (iwv_obj.h)
 	 * and the eventfd signalled while it is not empty (inside pub.async_fd, an
 	 * epoll set like a channel's fd) */
@@ -90,6 +98,41 @@ int iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd);
  * the engine thread and re-arming the timerfd when it is the new earliest.
  * Cancel with iw_timer_cancel(&ctx->timers, t). */
 void iwv_ctx_timer_arm(struct iwv_ctx *ctx, struct iw_timer *t, uint64_t due_ns);
+
+/*
+ * The program's polling, for the engine thread's standing aside and the
+ * deferred work (iwv_ctx.c explains both).  iwv_poll_cq calls poll_begin
+ * first (it runs deferred work) and poll_end with whether it found nothing;
+ * a call about to wait for an event calls not_spinning (it runs deferred
+ * work and sends the thread back to the sockets).
+ */
+void iwv_ctx_poll_begin(struct iwv_ctx *ctx);
+void iwv_ctx_poll_end(struct iwv_ctx *ctx, bool empty);
+void iwv_ctx_not_spinning(struct iwv_ctx *ctx);
+
+/*
+ * Work put off to the next progress pass: the writes of a batch of posts
+ * (iwv_ctx.c).  `run` is called with the lock held.
+ */
+struct iwv_deferred {
+	struct iw_list node; /* on ctx->deferred while queued, else empty */
+	void (*run)(struct iwv_deferred *d);
+};
+
+static inline void iwv_deferred_init(struct iwv_deferred *d, void (*run)(struct iwv_deferred *))
+{
+	iw_list_init(&d->node);
+	d->run = run;
+}
+
+/* Queue `d` (if it is not queued) and return true when this post belongs to
+ * a batch; false: the caller does the work now. */
+bool iwv_ctx_defer(struct iwv_ctx *ctx, struct iwv_deferred *d);
+/* Take `d` off the queue (its owner goes away). */
+static inline void iwv_deferred_cancel(struct iwv_deferred *d)
+{
+	iw_list_del(&d->node);
+}
 
 /* A channel's fds (completion or CM): an eventfd signalled while events are
  * queued, inside an epoll set that is the channel's public fd.  IW_OK or an

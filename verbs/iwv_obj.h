@@ -147,6 +147,7 @@ struct iwv_qp_int {
 	uint16_t ird, ord; /* negotiated */
 	/* asynchronous events: QP_FATAL, LAST_WQE_REACHED (with an SRQ) */
 	struct iwv_async_node fatal_ev, last_wqe_ev;
+	struct iwv_deferred kick; /* a post's write put off (iwv_ctx_defer) */
 	unsigned int events_unacked;
 	bool err_seen;		 /* the move to ERR was noticed (its events posted) */
 	bool destroying;	 /* iwv_destroy_qp runs: no more events */

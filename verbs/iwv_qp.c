@@ -304,6 +304,15 @@ static void qp_free(struct iwv_qp_int *qp)
 	free(qp);
 }
 
+/* The write of a post put off by iwv_ctx_defer(). */
+static void qp_kick_deferred(struct iwv_deferred *d)
+{
+	struct iwv_qp_int *qp = iw_container_of(d, struct iwv_qp_int, kick);
+
+	if (qp->link)
+		qp->link_ops->kick(qp->link);
+}
+
 struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 {
 	struct rdmap_qp_config cfg;
@@ -356,6 +365,7 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	qp->attr = *attr;
 	iwv_async_node_init(&qp->fatal_ev, IWV_EVENT_QP_FATAL, &qp->pub);
 	iwv_async_node_init(&qp->last_wqe_ev, IWV_EVENT_QP_LAST_WQE_REACHED, &qp->pub);
+	iwv_deferred_init(&qp->kick, qp_kick_deferred);
 	qp->slots = calloc(c->max_send_wr, sizeof(*qp->slots));
 	qp->free_slots = calloc(c->max_send_wr, sizeof(*qp->free_slots));
 	qp->sstage.e = calloc(c->max_send_wr, sizeof(*qp->sstage.e));
@@ -434,6 +444,7 @@ int iwv_destroy_qp(struct iwv_qp *pub)
 	qp->destroying = true;
 	iwv_async_cancel(ctx, &qp->fatal_ev);
 	iwv_async_cancel(ctx, &qp->last_wqe_ev);
+	iwv_deferred_cancel(&qp->kick);
 	if (qp->link) {
 		qp->link_ops->detach(qp->link, true);
 		qp->link = NULL;
@@ -711,7 +722,8 @@ int iwv_post_send(struct iwv_qp *pub, struct iwv_send_wr *wr, struct iwv_send_wr
 		}
 	}
 	qp_drain(qp);
-	if (qp->link)
+	/* written now, or by the pass of the busy-polling program (iwv_ctx_defer) */
+	if (qp->link && !iwv_ctx_defer(ctx, &qp->kick))
 		qp->link_ops->kick(qp->link);
 	pthread_mutex_unlock(&ctx->lock);
 	return r;

@@ -1499,6 +1499,97 @@ START_TEST(engine_thread_wakes_a_thread_blocked_in_get_cq_event)
 }
 END_TEST
 
+/*
+ * Posts after the first since the last poll are a batch that the next poll
+ * writes (iwv_ctx_defer): a program that posts several and then never calls
+ * in again - it waits on memory - must still see them go out, written by its
+ * engine thread.  The client polls once, posts three Writes into the
+ * server's buffer and then only watches the server's side from afar.
+ */
+START_TEST(engine_thread_writes_a_batch_of_posts_nobody_polls_for)
+{
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	struct vh_buf *src, *dst;
+	struct iwv_wc wc;
+	uint64_t end;
+	const size_t part = 4096;
+
+	vh_cfg_default(&cfg);
+	cfg.two_ctx = true;
+	cfg.c_thread = 1;
+	cfg.s_thread = 1;
+	vh_pair_up(&p, &cfg);
+	src = vh_buf_new(&p, &p.c, 3 * part, IWV_ACCESS_LOCAL_WRITE);
+	dst = vh_buf_new(&p, &p.s, 3 * part, IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE);
+	vh_fill(src->p, 3 * part, th_seed_for(101));
+	memset(dst->p, 0, 3 * part);
+	ck_assert_int_eq(iwv_poll_cq(p.c.scq, 1, &wc), 0);
+	for (int i = 0; i < 3; i++)
+		vh_post_send(p.c.qp, IWV_WR_RDMA_WRITE, (uint64_t)i + 1, 0, src, i * part, part,
+			     dst, i * part);
+	/* the last octet of the last Write is not zero in this fill */
+	ck_assert_uint_ne(src->p[3 * part - 1], 0);
+	end = vh_deadline();
+	while (__atomic_load_n(&dst->p[3 * part - 1], __ATOMIC_ACQUIRE) != src->p[3 * part - 1]) {
+		ck_assert_msg(th_now_ms() <= end, "the batch was not written within %d ms",
+			      vh_deadline_ms);
+		usleep(100);
+	}
+	vh_same(dst->p, src->p, 3 * part, "a batch of Writes written by the engine thread");
+	expect_run(&p, p.c.scq, 3, 1, IWV_WC_SUCCESS, IWV_WC_RDMA_WRITE);
+	vh_pair_down(&p);
+}
+END_TEST
+
+/*
+ * The engine thread stands aside while the program polls an empty CQ, and
+ * must come back once it stops: here the client busy-polls for a while, then
+ * spins on memory for the server's Write, as ib_write_lat does.
+ */
+START_TEST(engine_thread_comes_back_when_the_program_stops_polling)
+{
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	struct vh_buf *src, *dst;
+	struct iwv_wc wc;
+	uint64_t end;
+
+	vh_cfg_default(&cfg);
+	cfg.two_ctx = true;
+	cfg.c_thread = 1;
+	cfg.s_thread = 1;
+	vh_pair_up(&p, &cfg);
+	src = vh_buf_new(&p, &p.s, 64, IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE);
+	dst = vh_buf_new(&p, &p.c, 64, IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE);
+	vh_fill(src->p, 64, th_seed_for(102));
+	src->p[63] = 0xA5;
+	memset(dst->p, 0, 64);
+	/* MPA: the responder sends only after the initiator's first FPDU */
+	vh_post_send(p.c.qp, IWV_WR_RDMA_WRITE, 100, 0, dst, 0, 1, src, 0);
+	expect_run(&p, p.c.scq, 1, 100, IWV_WC_SUCCESS, IWV_WC_RDMA_WRITE);
+	for (int round = 0; round < 20; round++) {
+		/* two milliseconds of empty polls; then the server writes, and the
+		 * client only watches memory */
+		end = th_now_ms() + 2;
+		while (th_now_ms() < end)
+			ck_assert_int_eq(iwv_poll_cq(p.c.rcq, 1, &wc), 0);
+		src->p[62] = (uint8_t)round;
+		vh_post_send(p.s.qp, IWV_WR_RDMA_WRITE, (uint64_t)round + 1, 0, src, 0, 64, dst, 0);
+		end = vh_deadline();
+		while (__atomic_load_n(&dst->p[62], __ATOMIC_ACQUIRE) != (uint8_t)round ||
+		       __atomic_load_n(&dst->p[63], __ATOMIC_ACQUIRE) != 0xA5) {
+			ck_assert_msg(th_now_ms() <= end, "round %d: the Write did not land",
+				      round);
+			sched_yield();
+		}
+		expect_run(&p, p.s.scq, 1, (uint64_t)round + 1, IWV_WC_SUCCESS, IWV_WC_RDMA_WRITE);
+	}
+	vh_same(dst->p, src->p, 64, "Writes placed by the engine thread");
+	vh_pair_down(&p);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* Send with Invalidate                                                    */
 /* ---------------------------------------------------------------------- */
@@ -2098,6 +2189,8 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, solicited_only_notification_fires_for_the_solicited_send_alone);
 	tcase_add_test(tc, blocking_get_cq_event_progresses_the_stack_until_the_completion_arrives);
 	tcase_add_test(tc, engine_thread_wakes_a_thread_blocked_in_get_cq_event);
+	tcase_add_test(tc, engine_thread_writes_a_batch_of_posts_nobody_polls_for);
+	tcase_add_test(tc, engine_thread_comes_back_when_the_program_stops_polling);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("qp");
