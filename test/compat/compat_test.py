@@ -389,17 +389,34 @@ def perftest_result(text):
     return None
 
 
-def perftest(t, prog, extra=(), timeout=30):
+RT_WARNING = "keeps its normal priority"
+
+
+def perftest(t, prog, extra=(), timeout=30, opts=()):
     need(prog)
     port = free_port()
     base = ["-R", "-F", "-p", str(port)] + list(extra)
     if prog.endswith("_bw"):
         base += ["-n", "1000"]
-    srv = t.iwrun(prog + "-server", [prog] + base)
+    srv = t.iwrun(prog + "-server", [prog] + base, opts=opts)
     wait_listen(srv, port)
-    cli = t.iwrun(prog + "-client", [prog] + base + [HOST])
+    cli = t.iwrun(prog + "-client", [prog] + base + [HOST], opts=opts)
     expect_exit(t, cli, timeout)
     expect_exit(t, srv, 20)
+    if "--rt" in opts:
+        # where chrt(1) may run a real-time process, so may the libraries:
+        # then no warning
+        rt_ok = shutil.which("chrt") and subprocess.run(
+            ["chrt", "-f", "1", "true"], capture_output=True).returncode == 0
+        for p in (srv, cli):
+            warned = RT_WARNING in p.text("err") + p.text()
+            if rt_ok:
+                t.check(not warned, "%s: iwrun --rt where chrt -f 1 works, yet: %s" %
+                        (p.name, RT_WARNING))
+            else:
+                print("%s: real-time priority not allowed here (chrt -f 1 fails); the "
+                      "engine threads %s at normal priority" %
+                      (p.name, "said they stay" if warned else "did not say they stay"))
     if cli.status != 0:
         return
     r = perftest_result(cli.text())
@@ -418,8 +435,8 @@ def perftest(t, prog, extra=(), timeout=30):
         print("%s: %s" % (prog, ", ".join("%s %s" % (k, r[k]) for k in keys)))
 
 
-def make_perf(prog, extra=()):
-    return lambda t: perftest(t, prog, extra)
+def make_perf(prog, extra=(), opts=()):
+    return lambda t: perftest(t, prog, extra, opts=opts)
 
 
 # qperf ------------------------------------------------------------------
@@ -786,6 +803,8 @@ CASES["perf_write_bw_q4"] = make_perf("ib_write_bw", ["-q", "4"])
 CASES["perf_send_bw_srq"] = make_perf("ib_send_bw", ["--use-srq"])
 CASES["perf_atomic_bw"] = make_perf("ib_atomic_bw")
 CASES["perf_atomic_lat"] = make_perf("ib_atomic_lat")
+# the engine threads at real-time priority (iwrun --rt)
+CASES["perf_write_lat_rt"] = make_perf("ib_write_lat", opts=["--rt"])
 for _q in ("rc_bw", "rc_lat", "rc_rdma_read_bw", "rc_rdma_read_lat", "rc_rdma_write_poll_lat"):
     CASES["qperf_" + _q] = make_qperf(_q)
 # RDMA Write with Immediate (RFC 7306), on in the libraries unless

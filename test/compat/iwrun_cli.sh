@@ -41,16 +41,16 @@ lib=$tmp/lib
 mkdir "$lib"
 touch "$lib/libibverbs.so.1" "$lib/librdmacm.so.1"
 export IWRUN_LIBDIR=$lib
-unset IWARP_MPA_REV IWARP_CRC IWARP_MARKERS IWARP_P2P IWARP_ENGINE
+unset IWARP_MPA_REV IWARP_CRC IWARP_MARKERS IWARP_P2P IWARP_ENGINE IWARP_ENGINE_RT
 
 expect 0 '^Usage: iwrun' "$iwrun" --help
 expect 0 '^iwrun \(iwarp\) ' "$iwrun" --version
 
 # every option, both spellings, exported as documented
 out=$(LD_LIBRARY_PATH=/old "$iwrun" --mpa-rev 1 --crc=off --markers both --p2p read \
-    --engine=epoll env 2>&1)
+    --engine=epoll --rt env 2>&1)
 for want in IWARP_MPA_REV=1 IWARP_CRC=off IWARP_MARKERS=both IWARP_P2P=read \
-    IWARP_ENGINE=epoll "LD_LIBRARY_PATH=$lib:/old"; do
+    IWARP_ENGINE=epoll IWARP_ENGINE_RT=1 "LD_LIBRARY_PATH=$lib:/old"; do
     grep -qx -- "$want" <<<"$out" || fail "iwrun with every option: no $want in the environment"
 done
 # nothing exported that no option asked for; the environment passes through
@@ -73,6 +73,7 @@ expect 125 "invalid value 'write,read' for --p2p" "$iwrun" --p2p write,read true
 expect 125 "invalid value 'rtr' for --p2p" "$iwrun" --p2p rtr true
 expect 125 "invalid value 'io_uring' for --engine" "$iwrun" --engine io_uring true
 expect 125 "option --crc needs a value" "$iwrun" --crc
+expect 125 "option --rt takes no value" "$iwrun" --rt=1 true
 expect 125 "unknown option '--bogus'" "$iwrun" --bogus true
 expect 125 "no program to run" "$iwrun" --crc on
 expect 0 "" "$iwrun" --p2p all true
