@@ -299,6 +299,15 @@ const char *iwv_context_engine_name(struct iwv_context *context)
 	return context ? iwv_engine_name(ctx_of(context)->eng) : NULL;
 }
 
+int iwv_context_engine_thread(struct iwv_context *context)
+{
+	if (!context) {
+		errno = EINVAL;
+		return -1;
+	}
+	return ctx_of(context)->thread_on ? 1 : 0;
+}
+
 int iwv_query_device(struct iwv_context *context, struct iwv_device_attr *attr)
 {
 	if (!context || !attr)
@@ -488,31 +497,51 @@ int iwv_ctx_wait(struct iwv_ctx *ctx, uint64_t deadline_ns, int extra_fd)
  * nothing.  Standing aside, it sleeps on wake_fd only, in slices, until the
  * program has not polled an empty CQ for SPIN_WINDOW_NS and no deferred work
  * has waited that long, or until the program is about to wait
- * (iwv_ctx_not_spinning).  A poll that found a completion does not renew the
- * window: a program that goes on to spin on memory (ib_write_lat waits for
+ * (iwv_ctx_not_spinning).  Busy-polling means a run of SPIN_MIN_RUN polls or
+ * more, each begun within SPIN_GAP_NS of the end of the one before: a
+ * program that polls once between other work and finds nothing may go on to
+ * wait on memory.  A poll that found a completion does not renew the window
+ * either: a program that goes on to spin on memory (ib_write_lat waits for
  * the peer's RDMA Write that way) must find the thread watching the sockets.
  *
  * Deferred work (iwv_ctx_defer): the first post after a poll is written at
  * once, as a program that posts one work request and then waits (for a
- * completion, or on memory) needs; further posts before the next poll are a
- * batch (perftest posts one work request per call, up to its queue depth,
- * then polls) and are written by that poll, several in one system call.  The
+ * completion, or on memory) needs; further posts before the next poll, each
+ * begun within BATCH_GAP_NS of the end of the post before, are a batch
+ * (perftest posts one work request per call, up to its queue depth, then
+ * polls) and are written by that poll, several in one system call.  The
  * thread is woken once per batch unless it stands aside already, and writes
- * the batch itself if nobody has polled after SPIN_WINDOW_NS.
+ * the batch itself once the program has neither posted nor polled for
+ * DEFER_WAIT_NS (it may have gone to wait on memory).
  */
 #define SPIN_WINDOW_NS 200000u
+#define SPIN_GAP_NS    5000u
+#define SPIN_MIN_RUN   3u
+#define BATCH_GAP_NS   2000u
+#define DEFER_WAIT_NS  20000u
 
 void iwv_ctx_poll_begin(struct iwv_ctx *ctx)
 {
 	ctx->posts_since_poll = 0;
 	if (!iw_list_empty(&ctx->deferred))
 		ctx_run_deferred(ctx);
+	if (ctx->thread_on) {
+		uint64_t now = iwv_now_ns();
+
+		ctx->poll_run = now - ctx->poll_left_ns < SPIN_GAP_NS ? ctx->poll_run + 1 : 0;
+	}
 }
 
 void iwv_ctx_poll_end(struct iwv_ctx *ctx, bool empty)
 {
-	if (ctx->thread_on)
-		__atomic_store_n(&ctx->spin_ns, empty ? iwv_now_ns() : 0, __ATOMIC_RELAXED);
+	uint64_t now;
+
+	if (!ctx->thread_on)
+		return;
+	now = iwv_now_ns();
+	ctx->poll_left_ns = now;
+	__atomic_store_n(&ctx->spin_ns, empty && ctx->poll_run >= SPIN_MIN_RUN ? now : 0,
+			 __ATOMIC_RELAXED);
 }
 
 void iwv_ctx_not_spinning(struct iwv_ctx *ctx)
@@ -528,17 +557,27 @@ void iwv_ctx_not_spinning(struct iwv_ctx *ctx)
 
 bool iwv_ctx_defer(struct iwv_ctx *ctx, struct iwv_deferred *d)
 {
-	if (!ctx->thread_on || ctx->posts_since_poll++ == 0)
+	uint64_t now;
+	bool first;
+
+	if (!ctx->thread_on)
 		return false;
-	if (!iw_list_empty(&d->node))
-		return true;
-	iw_list_add_tail(&ctx->deferred, &d->node);
-	if (!__atomic_load_n(&ctx->defer_ns, __ATOMIC_RELAXED)) {
-		__atomic_store_n(&ctx->defer_ns, iwv_now_ns(), __ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&ctx->thread_aside, __ATOMIC_SEQ_CST))
-			iwv_efd_signal(ctx->wake_fd, true);
-	}
+	now = iwv_now_ns();
+	if (ctx->posts_since_poll++ == 0 || now - ctx->post_left_ns >= BATCH_GAP_NS)
+		return false;
+	first = iw_list_empty(&ctx->deferred);
+	if (iw_list_empty(&d->node))
+		iw_list_add_tail(&ctx->deferred, &d->node);
+	__atomic_store_n(&ctx->defer_ns, now, __ATOMIC_SEQ_CST);
+	if (first && !__atomic_load_n(&ctx->thread_aside, __ATOMIC_SEQ_CST))
+		iwv_efd_signal(ctx->wake_fd, true);
 	return true;
+}
+
+void iwv_ctx_post_done(struct iwv_ctx *ctx)
+{
+	if (ctx->thread_on)
+		ctx->post_left_ns = iwv_now_ns();
 }
 
 /* When the thread may stop standing aside (0: now). */
@@ -548,7 +587,7 @@ static uint64_t aside_until(struct iwv_ctx *ctx)
 	uint64_t d = __atomic_load_n(&ctx->defer_ns, __ATOMIC_SEQ_CST);
 
 	s = s ? s + SPIN_WINDOW_NS : 0;
-	d = d ? d + SPIN_WINDOW_NS : 0;
+	d = d ? d + DEFER_WAIT_NS : 0;
 	return IW_MAX(s, d);
 }
 

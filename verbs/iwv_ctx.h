@@ -55,10 +55,13 @@ struct iwv_ctx {
 	/* The engine thread's standing aside (iwv_ctx.c, before
 	 * engine_thread_main): iwv_now_ns() of the program's last poll_cq that
 	 * found its CQ empty (0 after one that did not, and when the program
-	 * waits), and of the oldest deferred work (0: none). */
+	 * waits), and of the latest deferred work (0: none queued). */
 	uint64_t spin_ns, defer_ns;
 	bool thread_aside; /* the thread stands aside: kick wake_fd to end it */
 	unsigned int posts_since_poll;
+	uint64_t post_left_ns;	 /* when the program's last post_send returned */
+	uint64_t poll_left_ns;	 /* when the program's last poll_cq returned */
+	unsigned int poll_run;	 /* polls in a row, each begun soon after the last */
 	struct iw_list deferred; /* iwv_deferred work run by the next progress pass */
 	bool is_default;	 /* the shared context of iwcm_create_event_channel() */
 	/* asynchronous events (iwv_async.c): the queue of iwv_async_node (iwv_obj.h)
@@ -126,8 +129,10 @@ static inline void iwv_deferred_init(struct iwv_deferred *d, void (*run)(struct 
 }
 
 /* Queue `d` (if it is not queued) and return true when this post belongs to
- * a batch; false: the caller does the work now. */
+ * a batch; false: the caller does the work now.  iwv_ctx_post_done() at the
+ * end of every post. */
 bool iwv_ctx_defer(struct iwv_ctx *ctx, struct iwv_deferred *d);
+void iwv_ctx_post_done(struct iwv_ctx *ctx);
 /* Take `d` off the queue (its owner goes away). */
 static inline void iwv_deferred_cancel(struct iwv_deferred *d)
 {

@@ -725,6 +725,7 @@ int iwv_post_send(struct iwv_qp *pub, struct iwv_send_wr *wr, struct iwv_send_wr
 	/* written now, or by the pass of the busy-polling program (iwv_ctx_defer) */
 	if (qp->link && !iwv_ctx_defer(ctx, &qp->kick))
 		qp->link_ops->kick(qp->link);
+	iwv_ctx_post_done(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }

@@ -84,6 +84,9 @@ IW_EXPORT struct iwv_context *iwv_open_context(const struct iwv_context_attr *at
 IW_EXPORT int iwv_close_device(struct iwv_context *context);
 /* Extension: "uring" or "epoll", the engine this context runs. */
 IW_EXPORT const char *iwv_context_engine_name(struct iwv_context *context);
+/* Extension: 1 if an engine thread makes progress for this context, 0 if
+ * only the program's calls do, -1 (EINVAL) without a context. */
+IW_EXPORT int iwv_context_engine_thread(struct iwv_context *context);
 
 enum iwv_atomic_cap {
 	IWV_ATOMIC_NONE,

@@ -238,9 +238,12 @@ START_TEST(hello_round_trips_every_test)
 			struct ipf_hello d;
 			uint8_t p[IPF_HELLO_LEN];
 
-			/* RFC 7306 over TCP, write-imm ping-pong: refused (IPF_E_COMBO) */
+			/* RFC 7306 over TCP, write-imm ping-pong, waiting on memory
+			 * but for an iWARP write ping-pong: refused (IPF_E_COMBO) */
 			if ((ipf_op_rfc7306(op) && (fl & IPF_HF_TCP)) ||
-			    (op == IPF_OP_WRITE_IMM && (fl & IPF_HF_PINGPONG)))
+			    (op == IPF_OP_WRITE_IMM && (fl & IPF_HF_PINGPONG)) ||
+			    ((fl & IPF_HF_WAIT_MEM) &&
+			     (op != IPF_OP_WRITE || !(fl & IPF_HF_PINGPONG) || (fl & IPF_HF_TCP))))
 				continue;
 			if (op == IPF_OP_WRITE && (fl & IPF_HF_PINGPONG) && !(fl & IPF_HF_TCP)) {
 				h.size = IPF_SIZE_MAX;
@@ -472,7 +475,9 @@ static const struct bad_set {
 	/* a write ping-pong turned into atomics (size 65536) or write-imm (ping-pong) */
 	{K_HELLO, IPF_E_SIZE, {{5, IPF_OP_FADD}, {5, IPF_OP_CSWAP}}},
 	{K_HELLO, IPF_E_COMBO, {{5, IPF_OP_WRITE_IMM}}},
-	{K_HELLO, IPF_E_FLAGS, {{6, 0x0b}, {6, 0x83}}},
+	/* waiting on memory without the write ping-pong, or over TCP */
+	{K_HELLO, IPF_E_COMBO, {{6, 0x08}, {6, 0x0d}}},
+	{K_HELLO, IPF_E_FLAGS, {{6, 0x13}, {6, 0x83}}},
 	{K_HELLO, IPF_E_SIZE, {{9, 0}, {8, 0x10}}},
 	{K_HELLO, IPF_E_DEPTH, {{15, 0}, {14, 0x04}, {12, 0x01}}},
 	{K_HELLO, IPF_E_QPS, {{19, 0}, {19, 65}, {18, 0x01}, {17, 4}, {19, 2}}},

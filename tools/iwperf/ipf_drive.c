@@ -352,7 +352,7 @@ void ipf_hello_make(const struct ipf_conn *c, struct ipf_hello *h)
 	memset(h, 0, sizeof(*h));
 	h->op = (uint8_t)o->op;
 	h->flags = (c->cl->t->tcp ? IPF_HF_TCP : 0) | (o->pingpong ? IPF_HF_PINGPONG : 0) |
-		   (o->verify ? IPF_HF_VERIFY : 0);
+		   (o->verify ? IPF_HF_VERIFY : 0) | (o->wait_memory ? IPF_HF_WAIT_MEM : 0);
 	h->size = o->size;
 	h->depth = c->cl->pl.depth;
 	h->qp_index = (uint16_t)c->idx;

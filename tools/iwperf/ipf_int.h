@@ -124,6 +124,7 @@ struct ipf_opts {
 	uint64_t iters;
 	double seconds;
 	bool pingpong;
+	bool wait_memory; /* --wait memory */
 	unsigned qps;
 	unsigned depth;
 	bool json;

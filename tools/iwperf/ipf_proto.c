@@ -237,7 +237,8 @@ int ipf_hello_decode(const uint8_t *p, size_t len, struct ipf_hello *h)
 		return IPF_E_QPS;
 	/* RFC 7306 is iWARP's; a write-imm ping-pong is not defined */
 	if ((ipf_op_rfc7306(d.op) && (d.flags & IPF_HF_TCP)) ||
-	    (d.op == IPF_OP_WRITE_IMM && (d.flags & IPF_HF_PINGPONG)))
+	    (d.op == IPF_OP_WRITE_IMM && (d.flags & IPF_HF_PINGPONG)) ||
+	    ((d.flags & IPF_HF_WAIT_MEM) && !hello_has_buffer(&d)))
 		return IPF_E_COMBO;
 	if (hello_has_buffer(&d)) {
 		if (d.length < d.size || !d.rkey)

@@ -92,7 +92,9 @@ static inline bool ipf_op_rfc7306(int op)
 #define IPF_HF_PINGPONG 0x01
 #define IPF_HF_VERIFY	0x02
 #define IPF_HF_TCP	0x04
-#define IPF_HF_KNOWN	(IPF_HF_PINGPONG | IPF_HF_VERIFY | IPF_HF_TCP)
+/* RDMA Write ping-pong, both ends waiting on memory (--wait memory) */
+#define IPF_HF_WAIT_MEM 0x08
+#define IPF_HF_KNOWN	(IPF_HF_PINGPONG | IPF_HF_VERIFY | IPF_HF_TCP | IPF_HF_WAIT_MEM)
 
 /* WELCOME status. */
 enum ipf_welcome_status { IPF_WELCOME_OK = 0, IPF_WELCOME_REFUSED = 1 };

@@ -698,8 +698,17 @@ static int ic_poll(struct ipf_conn *c)
 	const struct ipf_opts *o = c->cl->o;
 	struct iqp *q = c->t;
 	struct iwv_wc wc[POLL_BATCH];
-	int n = iwv_poll_cq(q->cq, POLL_BATCH, wc);
+	int n;
 
+	/* --wait memory: no call into the stack while the ping is out; the
+	 * engine thread places the write-back (completions are reaped once per
+	 * round trip, before the next ping) */
+	if (o->wait_memory && c->state == IPF_C_RUN && c->waiting) {
+		if (__atomic_load_n(&q->rx[o->size - 1], __ATOMIC_ACQUIRE) != ipf_pp_flag(c->iter))
+			return 0;
+		return ipf_pong(c, q->rx, o->size - 1, c->iter);
+	}
+	n = iwv_poll_cq(q->cq, POLL_BATCH, wc);
 	if (n < 0)
 		return ipf_fail("QP %d: iwv_poll_cq: %s", c->idx, strerror(-n));
 	for (int i = 0; i < n; i++)
@@ -783,6 +792,7 @@ struct isess {
 	uint32_t max_inline;
 	uint32_t repost[POLL_BATCH]; /* receive slots consumed in this poll round */
 	uint32_t nrepost;
+	uint64_t polled_ns; /* --wait memory: the last poll of the CQ */
 };
 
 /*
@@ -882,6 +892,9 @@ static const char *is_create(struct isrv *sv, struct isess *is, struct iwcm_id *
 	size_t data_len = 0, ring_len, total;
 	bool pp = h->flags & IPF_HF_PINGPONG, no_qp;
 	uint32_t sq;
+
+	if ((h->flags & IPF_HF_WAIT_MEM) && iwv_context_engine_thread(sv->dev.ctx) != 1)
+		return "--wait memory: start the server with --engine-thread";
 
 	if (ipf_op_atomic(h->op)) {
 		is->word = word_get(sv, h->test_id);
@@ -1194,8 +1207,23 @@ static void is_serve(struct ipf_sess *s)
 	struct isess *is = isess_of(s);
 	const struct ipf_hello *h = &s->h;
 	struct iwv_wc wc[POLL_BATCH];
-	int n = iwv_poll_cq(is->cq, POLL_BATCH, wc);
+	int n;
 
+	/* --wait memory: watch the flag octet only; the CQ (the client's DONE
+	 * comes as a Send) every millisecond, and after each write-back */
+	if ((h->flags & IPF_HF_WAIT_MEM) && is->state != SS_RESULT_SENT) {
+		uint64_t now = iwt_now_ns();
+
+		if (__atomic_load_n(&s->data[h->size - 1], __ATOMIC_ACQUIRE) ==
+		    ipf_pp_flag(s->rx_msgs)) {
+			is_write_back(is);
+			is->polled_ns = 0;
+		}
+		if (now - is->polled_ns < 1000000u)
+			return;
+		is->polled_ns = now;
+	}
+	n = iwv_poll_cq(is->cq, POLL_BATCH, wc);
 	if (n < 0) {
 		is_err(is, "iwv_poll_cq: %s", strerror(-n));
 		is_close(is);

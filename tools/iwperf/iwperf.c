@@ -91,6 +91,14 @@ static void usage(FILE *f)
 	      "                         read: one RDMA Read at a time.  atomic: one atomic\n"
 	      "                         at a time (also --depth 1).  Not with write-imm.\n"
 	      "                         Reports the round trip time\n"
+	      "      --wait HOW         write ping-pong: how both ends wait for the peer's\n"
+	      "                         write.  poll: poll the CQ, which makes progress,\n"
+	      "                         and check the octet (default).  memory: only\n"
+	      "                         check the octet, as perftest's ib_write_lat does,\n"
+	      "                         while an engine thread receives; the client gets\n"
+	      "                         one (--engine-thread), the server must have been\n"
+	      "                         started with --engine-thread.  Compares the drop-in\n"
+	      "                         libibverbs with the same way of waiting\n"
 	      "      --qps N            N connections at once, each its own QP, 1 to 64;\n"
 	      "                         results are summed (default 1)\n"
 	      "      --depth D          bandwidth: work requests in flight per QP, 1 to 1024\n"
@@ -138,6 +146,7 @@ enum arg_kind {
 	A_SECONDS, /* --seconds: decimal with a fraction */
 	A_OP,	   /* --op: write, read, send, atomic or write-imm */
 	A_ATOMIC,  /* --atomic: fadd or cswap */
+	A_WAIT,	   /* --wait: poll or memory */
 	A_VERBOSE, /* -v: one step more */
 	A_HELP,
 };
@@ -177,6 +186,7 @@ static const struct optdef {
 	{"iters", 'n', NUMBER(true, N_ITERS, 1, 1ull << 40, 0)},
 	{"seconds", 't', OTHER(A_SECONDS, true)},
 	{"pingpong", 0, FLAG(true, pingpong)},
+	{"wait", 0, OTHER(A_WAIT, true)},
 	{"qps", 0, NUMBER(true, N_QPS, 1, IPF_QPS_MAX, 0)},
 	{"depth", 0, NUMBER(true, N_DEPTH, 1, IPF_DEPTH_MAX, 0)},
 	{"json", 0, FLAG(true, json)},
@@ -255,6 +265,11 @@ static int take(const struct optdef *d, const char *arg, struct ipf_opts *o, uin
 				return 0;
 			}
 		return iwt_bad_arg(PROG, opt, arg, "write, read, send, atomic or write-imm");
+	case A_WAIT:
+		if (strcmp(arg, "poll") && strcmp(arg, "memory"))
+			return iwt_bad_arg(PROG, opt, arg, "poll or memory");
+		o->wait_memory = !strcmp(arg, "memory");
+		return 0;
 	case A_ATOMIC:
 		if (strcmp(arg, "fadd") && strcmp(arg, "cswap"))
 			return iwt_bad_arg(PROG, opt, arg, "fadd or cswap");
@@ -279,8 +294,8 @@ static int settle(struct ipf_opts *o, bool client_only, const uint64_t *num, con
 	}
 	if (o->server && client_only) {
 		fprintf(stderr,
-			"%s: --op, --atomic, --size, --iters, --seconds, --pingpong, --qps, "
-			"--depth, --verify and --json are client options\n",
+			"%s: --op, --atomic, --size, --iters, --seconds, --pingpong, --wait, "
+			"--qps, --depth, --verify and --json are client options\n",
 			PROG);
 		return IWPERF_EXIT_USAGE;
 	}
@@ -304,6 +319,16 @@ static int settle(struct ipf_opts *o, bool client_only, const uint64_t *num, con
 			PROG, ipf_op_atomic(o->op) ? "atomic" : "write-imm");
 		return IWPERF_EXIT_USAGE;
 	}
+	if (o->wait_memory && (o->op != IPF_OP_WRITE || !o->pingpong || o->tcp)) {
+		fprintf(stderr,
+			"%s: --wait memory is for the RDMA Write ping-pong: --op write "
+			"--pingpong, not with --tcp-baseline\n",
+			PROG);
+		return IWPERF_EXIT_USAGE;
+	}
+	/* the stack must receive while the client spins on memory */
+	if (o->wait_memory)
+		o->iw.engine_thread = true;
 	if (o->op == IPF_OP_WRITE_IMM && o->pingpong) {
 		fprintf(stderr,
 			"%s: --op write-imm measures bandwidth only: use --op write --pingpong "
