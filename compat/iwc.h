@@ -53,6 +53,13 @@ struct iwc_mr {
 	struct iwv_mr *iwv;
 };
 
+/* A type-2 memory window: pub.rkey follows iwv->rkey (a bind posted through
+ * ibv_post_send gives both the work request's bind_mw.rkey). */
+struct iwc_mw {
+	struct ibv_mw pub;
+	struct iwv_mw *iwv;
+};
+
 struct iwc_channel {
 	struct ibv_comp_channel pub; /* pub.fd is the iwarp channel's fd */
 	struct iwv_comp_channel *iwv;
@@ -81,6 +88,14 @@ static inline struct iwc_context *iwc_ctx(struct ibv_context *c)
 static inline struct iwc_pd *iwc_pd(struct ibv_pd *p)
 {
 	return (struct iwc_pd *)p;
+}
+static inline struct iwc_mr *iwc_mr(struct ibv_mr *p)
+{
+	return (struct iwc_mr *)p;
+}
+static inline struct iwc_mw *iwc_mw(struct ibv_mw *p)
+{
+	return (struct iwc_mw *)p;
 }
 static inline struct iwc_cq *iwc_cq(struct ibv_cq *p)
 {

@@ -13,8 +13,20 @@
  * has the same layout in both APIs, so SGE lists are passed through.
  * Completions are translated one by one (ibverbs' imm_data and
  * invalidated_rkey share a union, iwv's do not).
+ *
+ * Memory windows.  IBV_WR_BIND_MW names the program's ibv_mw and ibv_mr
+ * wrappers; the translation puts the iwv objects behind them in the request
+ * (a window or MR of another context, or no window at all, is refused here
+ * with EINVAL, the rest - another PD, a new rkey that is not the window's
+ * next key, unknown access bits, IBV_SEND_INLINE - by libiwarp, also
+ * EINVAL).  libiwarp gives the window the new rkey when the bind is posted;
+ * the public ibv_mw.rkey is copied from it right after, for every bind that
+ * was posted, so a program reading mw->rkey (or passing it through
+ * ibv_inc_rkey() for the next bind) sees the key the window is bound under.
+ * IBV_WR_LOCAL_INV and IBV_WR_SEND_WITH_INV carry invalidate_rkey.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "ibv_int.h"
@@ -39,13 +51,18 @@ _Static_assert((int)IBV_SEND_FENCE == (int)IWV_SEND_FENCE &&
 		       (int)IBV_SEND_INLINE == (int)IWV_SEND_INLINE,
 	       "send flags");
 _Static_assert(IBV_WC_SUCCESS == (int)IWV_WC_SUCCESS &&
+		       IBV_WC_LOC_QP_OP_ERR == (int)IWV_WC_LOC_QP_OP_ERR &&
+		       IBV_WC_LOC_PROT_ERR == (int)IWV_WC_LOC_PROT_ERR &&
 		       IBV_WC_WR_FLUSH_ERR == (int)IWV_WC_WR_FLUSH_ERR &&
+		       IBV_WC_MW_BIND_ERR == (int)IWV_WC_MW_BIND_ERR &&
+		       IBV_WC_REM_ACCESS_ERR == (int)IWV_WC_REM_ACCESS_ERR &&
 		       IBV_WC_REM_OP_ERR == (int)IWV_WC_REM_OP_ERR &&
 		       IBV_WC_GENERAL_ERR == (int)IWV_WC_GENERAL_ERR,
 	       "completion statuses");
 _Static_assert(IBV_WC_RECV == (int)IWV_WC_RECV &&
 		       IBV_WC_RECV_RDMA_WITH_IMM == (int)IWV_WC_RECV_RDMA_WITH_IMM &&
 		       IBV_WC_FETCH_ADD == (int)IWV_WC_FETCH_ADD &&
+		       IBV_WC_BIND_MW == (int)IWV_WC_BIND_MW &&
 		       IBV_WC_LOCAL_INV == (int)IWV_WC_LOCAL_INV,
 	       "completion opcodes");
 _Static_assert((int)IBV_WC_WITH_IMM == (int)IWV_WC_WITH_IMM &&
@@ -56,6 +73,37 @@ _Static_assert((int)IBV_WC_WITH_IMM == (int)IWV_WC_WITH_IMM &&
 
 /* The send flags iwv takes; IBV_SEND_IP_CSUM means nothing on iWARP and is dropped. */
 #define IWC_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE)
+
+/* An opcode libiwarp refuses (EINVAL): what the checks here turn a request into. */
+#define IWC_WR_INVALID ((enum iwv_wr_opcode) - 1)
+
+/* IBV_WR_BIND_MW's fields, the wrappers mapped to the iwv objects behind them.
+ * False for a request that cannot name them (no window, a window or MR of
+ * another context). */
+static bool bind_mw_in(struct ibv_qp *qp, const struct ibv_send_wr *wr, struct iwv_send_wr *d)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+	struct ibv_mw *mw = wr->bind_mw.mw;
+
+	if (!mw || mw->context != qp->context || (bi->mr && bi->mr->context != qp->context))
+		return false;
+	d->bind_mw.mw = iwc_mw(mw)->iwv;
+	d->bind_mw.rkey = wr->bind_mw.rkey;
+	d->bind_mw.bind_info.mr = bi->mr ? iwc_mr(bi->mr)->iwv : NULL;
+	d->bind_mw.bind_info.addr = bi->addr;
+	d->bind_mw.bind_info.length = bi->length;
+	d->bind_mw.bind_info.mw_access_flags = bi->mw_access_flags;
+	return true;
+}
+
+/* After posting: the first `posted` requests went in; each bind among them has
+ * given its window the new rkey, which the program reads in ibv_mw.rkey. */
+static void bind_mw_out(struct ibv_send_wr *const *src, const struct iwv_send_wr *w, int posted)
+{
+	for (int i = 0; i < posted; i++)
+		if (src[i]->opcode == IBV_WR_BIND_MW)
+			src[i]->bind_mw.mw->rkey = w[i].bind_mw.mw->rkey;
+}
 
 static int iwc_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
@@ -69,7 +117,7 @@ static int iwc_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
 	}
 	while (wr) {
 		struct iwv_send_wr *bad = NULL;
-		int n = 0, r;
+		int n = 0, posted, r;
 
 		for (; wr && n < IWC_BATCH; wr = wr->next, n++) {
 			struct iwv_send_wr *d = &w[n];
@@ -94,19 +142,35 @@ static int iwc_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_s
 				d->wr.atomic.rkey = wr->wr.atomic.rkey;
 				break;
 			case IBV_WR_BIND_MW:
-				/* windows are not offered through this library */
-				d->opcode = (enum iwv_wr_opcode) - 1;
+				if (!bind_mw_in(qp, wr, d))
+					d->opcode = IWC_WR_INVALID;
 				break;
-			default:
+			case IBV_WR_LOCAL_INV:
+			case IBV_WR_SEND_WITH_INV:
+				d->invalidate_rkey = wr->invalidate_rkey;
+				break;
+			case IBV_WR_RDMA_WRITE:
+			case IBV_WR_RDMA_WRITE_WITH_IMM:
+			case IBV_WR_SEND:
+			case IBV_WR_SEND_WITH_IMM:
+			case IBV_WR_RDMA_READ:
 				d->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
 				d->wr.rdma.rkey = wr->wr.rdma.rkey;
+				break;
+			default:
+				/* TSO, DRIVER1, ATOMIC_WRITE, and numbers ibverbs does not
+				 * define (libiwarp's own fast registration among them) */
+				d->opcode = IWC_WR_INVALID;
 				break;
 			}
 		}
 		r = iwv_post_send(iwc_qp(qp)->iwv, w, &bad);
+		/* on failure, those before the one libiwarp names went in */
+		posted = !r ? n : bad && bad >= w && bad < w + n ? (int)(bad - w) : 0;
+		bind_mw_out(src, w, posted);
 		if (r) {
 			if (bad_wr)
-				*bad_wr = bad && bad >= w && bad < w + n ? src[bad - w] : src[0];
+				*bad_wr = src[posted];
 			return r;
 		}
 	}

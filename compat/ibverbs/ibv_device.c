@@ -11,10 +11,12 @@
  * last member of a struct verbs_context, as rdma-core's inline functions
  * expect (verbs_get_ctx_op): the data-path ops (post_send, post_recv,
  * poll_cq, req_notify_cq, post_srq_recv) are set because the header's
- * inlines call them without a check, and query_port because ibv_query_port()
- * is an inline that prefers it.  Everything else the header reaches through
- * verbs_get_ctx_op stays NULL, which makes the caller fall back or get
- * EOPNOTSUPP, as with a provider that lacks the feature.
+ * inlines call them without a check, the memory-window ops (alloc_mw,
+ * dealloc_mw, bind_mw) because ibv_alloc_mw() and the others are inlines
+ * too, and query_port because ibv_query_port() is an inline that prefers it.
+ * Everything else the header reaches through verbs_get_ctx_op stays NULL,
+ * which makes the caller fall back or get EOPNOTSUPP, as with a provider
+ * that lacks the feature.
  *
  * librdmacm shares one context among all its ids (iwc_shared_context): it is
  * opened on first use, not by a constructor (qperf forks a server per
@@ -203,12 +205,20 @@ int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *out)
 	out->vendor_part_id = a.vendor_part_id;
 	out->max_qp = a.max_qp;
 	out->max_qp_wr = a.max_qp_wr;
-	out->device_cap_flags = 0; /* no memory windows or resizing through this library */
+	/*
+	 * Type-2 windows, usable only through the QP that bound them and only in
+	 * its PD (the window's): IBA's type 2B, which is also what mlx5 and rxe
+	 * report for their type-2 windows.  Not IBV_DEVICE_MEM_WINDOW: programs
+	 * take it for type-1 windows (ibv_bind_mw), which iWARP has not.  No CQ
+	 * or SRQ resizing.
+	 */
+	out->device_cap_flags = IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	out->max_sge = a.max_sge;
 	out->max_sge_rd = 1;
 	out->max_cq = a.max_cq;
 	out->max_cqe = a.max_cqe;
 	out->max_mr = a.max_mr;
+	out->max_mw = a.max_mw; /* windows share the STag table with the MRs */
 	out->max_pd = a.max_pd;
 	out->max_qp_rd_atom =
 		a.max_qp_rd_atom < IWC_MAX_RD_ATOM ? a.max_qp_rd_atom : IWC_MAX_RD_ATOM;

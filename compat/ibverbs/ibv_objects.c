@@ -12,8 +12,10 @@
  * through libiwarp maps back without a lookup.  Differences that a program
  * can observe are kept to what iWARP imposes (docs/compat.md): a QP is
  * connected only through librdmacm, so ibv_modify_qp to INIT/RTR/RTS changes
- * nothing (the CM moves the QP) and RESET is refused; no address handles,
- * multicast or memory windows; a memory region's iova must be its address.
+ * nothing (the CM moves the QP) and RESET is refused; no address handles or
+ * multicast; memory windows are type 2 only (the iWARP kind, bound by an
+ * IBV_WR_BIND_MW work request: ibv_data.c); a memory region's iova must be
+ * its address.
  *
  * rdma-core blocks in ibv_destroy_cq until every event it handed out was
  * acknowledged (programs such as rping destroy the CQ while another thread is
@@ -34,10 +36,21 @@ bool iwc_rfc7306(void)
 	return !e || strcmp(e, "0") != 0;
 }
 
+static struct ibv_mw *iwc_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+static int iwc_dealloc_mw(struct ibv_mw *mw);
+static int iwc_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+
 void iwc_set_ops(struct iwc_context *c)
 {
+	struct ibv_context_ops *ops = &c->vctx.context.ops;
+
 	iwc_set_device_ops(c);
 	iwc_set_data_ops(c);
+	/* ibv_alloc_mw, ibv_dealloc_mw and ibv_bind_mw are inlines of the header
+	 * that call these (ibv_alloc_mw says EOPNOTSUPP when the op is NULL). */
+	ops->alloc_mw = iwc_alloc_mw;
+	ops->dealloc_mw = iwc_dealloc_mw;
+	ops->bind_mw = iwc_bind_mw;
 }
 
 /* Retry an EBUSY destroy for up to a second: events may still be acknowledged. */
@@ -159,11 +172,86 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 
 	if (!mr)
 		return EINVAL;
-	r = iwv_dereg_mr(((struct iwc_mr *)mr)->iwv);
+	r = iwv_dereg_mr(iwc_mr(mr)->iwv); /* EBUSY while windows are bound to it */
 	if (r)
 		return r;
 	free(mr);
 	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Memory windows                                                          */
+/* ---------------------------------------------------------------------- */
+
+_Static_assert(IBV_MW_TYPE_1 == (int)IWV_MW_TYPE_1 && IBV_MW_TYPE_2 == (int)IWV_MW_TYPE_2,
+	       "window types");
+_Static_assert(IBV_ACCESS_LOCAL_WRITE == (int)IWV_ACCESS_LOCAL_WRITE &&
+		       IBV_ACCESS_REMOTE_WRITE == (int)IWV_ACCESS_REMOTE_WRITE &&
+		       IBV_ACCESS_REMOTE_READ == (int)IWV_ACCESS_REMOTE_READ &&
+		       IBV_ACCESS_REMOTE_ATOMIC == (int)IWV_ACCESS_REMOTE_ATOMIC &&
+		       IBV_ACCESS_MW_BIND == (int)IWV_ACCESS_MW_BIND,
+	       "access flags");
+
+/*
+ * ops.alloc_mw.  Type 2 only: iWARP windows are bound to one QP's stream by a
+ * work request (IBV_WR_BIND_MW); IBV_MW_TYPE_1 is NULL with EOPNOTSUPP (libiwarp
+ * says so), any other type EINVAL.  The window starts unbound; its rkey is
+ * the one to pass through ibv_inc_rkey() for the first bind.
+ */
+static struct ibv_mw *iwc_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct iwc_mw *m;
+
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->iwv = iwv_alloc_mw(iwc_pd(pd)->iwv, (enum iwv_mw_type)type);
+	if (!m->iwv) {
+		int e = errno;
+
+		free(m);
+		errno = e;
+		return NULL;
+	}
+	m->pub.context = pd->context;
+	m->pub.pd = pd;
+	m->pub.rkey = m->iwv->rkey;
+	m->pub.handle = m->iwv->handle;
+	m->pub.type = type;
+	return &m->pub;
+}
+
+/* ops.dealloc_mw: a bound window is unbound first (its MR may then be deregistered). */
+static int iwc_dealloc_mw(struct ibv_mw *mw)
+{
+	int r;
+
+	if (!mw)
+		return EINVAL;
+	r = iwv_dealloc_mw(iwc_mw(mw)->iwv);
+	if (r)
+		return r;
+	free(mw);
+	return 0;
+}
+
+/*
+ * ops.bind_mw, behind the header's ibv_bind_mw(), which is for type-1
+ * windows only: its man page sends type-2 windows to ibv_post_send with an
+ * IBV_WR_BIND_MW work request, and rdma-core 44's inline returns EINVAL for
+ * a window whose type is not IBV_MW_TYPE_1 before it ever reaches the op.
+ * This library hands out type-2 windows only, so a program that calls the
+ * op directly gets that same EINVAL, and nothing is posted.
+ */
+static int iwc_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind)
+{
+	return EINVAL;
 }
 
 int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
