@@ -540,8 +540,10 @@ void iwv_ctx_poll_end(struct iwv_ctx *ctx, bool empty)
 		return;
 	now = iwv_now_ns();
 	ctx->poll_left_ns = now;
-	__atomic_store_n(&ctx->spin_ns, empty && ctx->poll_run >= SPIN_MIN_RUN ? now : 0,
-			 __ATOMIC_RELAXED);
+	if (empty && ctx->poll_run >= SPIN_MIN_RUN)
+		__atomic_store_n(&ctx->spin_ns, now, __ATOMIC_RELAXED);
+	else if (ctx->poll_run < SPIN_MIN_RUN)
+		__atomic_store_n(&ctx->spin_ns, 0, __ATOMIC_RELAXED);
 }
 
 void iwv_ctx_not_spinning(struct iwv_ctx *ctx)

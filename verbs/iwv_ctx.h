@@ -53,9 +53,10 @@ struct iwv_ctx {
 	pthread_t thread;
 	bool thread_on, thread_stop;
 	/* The engine thread's standing aside (iwv_ctx.c, before
-	 * engine_thread_main): iwv_now_ns() of the program's last poll_cq that
-	 * found its CQ empty (0 after one that did not, and when the program
-	 * waits), and of the latest deferred work (0: none queued). */
+	 * engine_thread_main): iwv_now_ns() of the program's last busy-polling
+	 * poll_cq that found its CQ empty (0 after a poll outside a run of
+	 * polls, and when the program waits), and of the latest deferred work
+	 * (0: none queued). */
 	uint64_t spin_ns, defer_ns;
 	bool thread_aside; /* the thread stands aside: kick wake_fd to end it */
 	unsigned int posts_since_poll;
