@@ -22,9 +22,11 @@
 #ifndef IWARP_COMPAT_IWC_H
 #define IWARP_COMPAT_IWC_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 #include <iwarp/iwcm.h>
@@ -80,6 +82,21 @@ struct iwc_qp {
 	struct iwv_qp *iwv;
 	struct iwc_qp *next; /* iwc_context.qps */
 };
+
+/* Call fn(obj) again while it says EBUSY, for up to a second: ibverbs'
+ * destroy calls wait until the program has acknowledged its events, which
+ * another thread of the program may still be doing (rping's CM thread). */
+static inline int iwc_retry_busy(int (*fn)(void *), void *obj)
+{
+	struct timespec ms = {.tv_nsec = 1000000};
+	int r = fn(obj);
+
+	for (int i = 0; r == EBUSY && i < 1000; i++) {
+		nanosleep(&ms, NULL);
+		r = fn(obj);
+	}
+	return r;
+}
 
 static inline struct iwc_context *iwc_ctx(struct ibv_context *c)
 {

@@ -53,19 +53,6 @@ void iwc_set_ops(struct iwc_context *c)
 	ops->bind_mw = iwc_bind_mw;
 }
 
-/* Retry an EBUSY destroy for up to a second: events may still be acknowledged. */
-static int destroy_retry(int (*fn)(void *), void *obj)
-{
-	struct timespec ms = {.tv_nsec = 1000000};
-	int r = fn(obj);
-
-	for (int i = 0; r == EBUSY && i < 1000; i++) {
-		nanosleep(&ms, NULL);
-		r = fn(obj);
-	}
-	return r;
-}
-
 /* ---------------------------------------------------------------------- */
 /* PD, MR                                                                  */
 /* ---------------------------------------------------------------------- */
@@ -351,7 +338,7 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 
 	if (!cq)
 		return EINVAL;
-	r = destroy_retry(cq_destroy_fn, q->iwv);
+	r = iwc_retry_busy(cq_destroy_fn, q->iwv);
 	if (r)
 		return r;
 	if (cq->channel)
@@ -472,7 +459,7 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 
 	if (!srq)
 		return EINVAL;
-	r = destroy_retry(srq_destroy_fn, ((struct iwc_srq *)srq)->iwv);
+	r = iwc_retry_busy(srq_destroy_fn, ((struct iwc_srq *)srq)->iwv);
 	if (r)
 		return r;
 	pthread_mutex_destroy(&srq->mutex);
@@ -608,7 +595,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (!qp)
 		return EINVAL;
-	r = destroy_retry(qp_destroy_fn, q->iwv);
+	r = iwc_retry_busy(qp_destroy_fn, q->iwv);
 	if (r)
 		return r;
 	iwc_qp_track(q, false);

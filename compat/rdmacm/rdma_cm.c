@@ -60,19 +60,6 @@ static struct rcm_id *rcm_id(struct rdma_cm_id *id)
 	return (struct rcm_id *)id;
 }
 
-/* Retry an EBUSY teardown for up to a second: the program may still be acknowledging. */
-static int retry_busy(int (*fn)(void *), void *obj)
-{
-	struct timespec ms = {.tv_nsec = 1000000};
-	int r = fn(obj);
-
-	for (int i = 0; r == EBUSY && i < 1000; i++) {
-		nanosleep(&ms, NULL);
-		r = fn(obj);
-	}
-	return r;
-}
-
 /* errno-style returns of librdmacm: 0, or -1 with errno. */
 static int ret_errno(int r)
 {
@@ -183,7 +170,7 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		return;
 	/* A program may still block in rdma_get_cm_event on it from another thread
 	 * (rping's CM thread): a channel that is still in use is left alone. */
-	if (retry_busy(channel_destroy_fn, ch->iw) == 0)
+	if (iwc_retry_busy(channel_destroy_fn, ch->iw) == 0)
 		free(ch);
 }
 
@@ -263,7 +250,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		return ret_errno(EINVAL);
 	/* As rdma-core: the QP is the program's to destroy (rdma_destroy_qp or
 	 * ibv_destroy_qp, before or after this). */
-	rc = retry_busy(id_destroy_fn, r->iw);
+	rc = iwc_retry_busy(id_destroy_fn, r->iw);
 	if (rc)
 		return ret_errno(rc);
 	if (r->own_ch)
