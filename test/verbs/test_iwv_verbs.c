@@ -1536,6 +1536,9 @@ START_TEST(engine_thread_writes_a_batch_of_posts_nobody_polls_for)
 			      vh_deadline_ms);
 		usleep(100);
 	}
+	/* the server's engine thread placed the data under its context's lock:
+	 * a call that takes it orders the reads below after those writes */
+	ck_assert_int_eq(iwv_poll_cq(p.s.rcq, 1, &wc), 0);
 	vh_same(dst->p, src->p, 3 * part, "a batch of Writes written by the engine thread");
 	expect_run(&p, p.c.scq, 3, 1, IWV_WC_SUCCESS, IWV_WC_RDMA_WRITE);
 	vh_pair_down(&p);
@@ -1585,6 +1588,8 @@ START_TEST(engine_thread_comes_back_when_the_program_stops_polling)
 		}
 		expect_run(&p, p.s.scq, 1, (uint64_t)round + 1, IWV_WC_SUCCESS, IWV_WC_RDMA_WRITE);
 	}
+	/* ordered after the client's engine thread's writes by its lock */
+	ck_assert_int_eq(iwv_poll_cq(p.c.rcq, 1, &wc), 0);
 	vh_same(dst->p, src->p, 64, "Writes placed by the engine thread");
 	vh_pair_down(&p);
 }
