@@ -97,6 +97,9 @@ static void rx_ulpdu_end(struct mpa_rx *rx)
 }
 
 /* rx->hdr holds rx->done octets: ask the layer above whether that is enough. */
+/* rx_header_call(): the layer above holds the machine (it returned 0). */
+#define RX_HELD 1
+
 static int rx_header_call(struct mpa_rx *rx)
 {
 	size_t have = rx->done;
@@ -106,6 +109,8 @@ static int rx_header_call(struct mpa_rx *rx)
 		want = rx->ops->ulpdu_header(rx->user, rx->hdr, have, rx->ulpdu_len);
 	if (want < 0)
 		return rx_fail(rx, want);
+	if (want == 0 && have > 0)
+		return RX_HELD; /* offered again by the next call */
 	if ((size_t)want > have) {
 		/* Asking beyond the ULPDU or our buffer is a local bug, not a peer error. */
 		if ((size_t)want > rx->ulpdu_len || want > MPA_RX_HDR_MAX)
@@ -181,6 +186,8 @@ ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 			ret = rx_header_call(rx);
 			if (ret < 0)
 				return ret;
+			if (ret == RX_HELD)
+				return (ssize_t)off;
 			continue;
 		}
 		if (off == len)

@@ -243,6 +243,8 @@ struct rdmap_qp {
 	struct ddp_untagged_queue rxq[DDP_QN_COUNT_7306];
 	uint32_t nqueues; /* untagged queues: 3, or 4 with RFC 7306 */
 	bool rtr_expected;
+	/* cfg.rnr_hold: a QN 0 message waits for a receive; the wait was given up */
+	bool rx_held, hold_expired;
 	struct qp_rxseg seg;
 	/* the RDMA Write being received (RFC 7306: the length an Immediate Data reports) */
 	uint32_t rx_write_acc; /* octets of the current Write message so far */
@@ -1193,6 +1195,23 @@ static struct qp_rqe *rq_current(struct rdmap_qp *qp, const struct ddp_hdr *h)
 	return r;
 }
 
+/* rx_check_send/_imm -> rx_on_header: the message waits for a receive. */
+#define RX_HELD 1
+
+/*
+ * cfg.rnr_hold: the first segment of a new QN 0 message found no receive;
+ * hold the receive side (RX_HELD up to rx_on_header, which says 0 to MPA)
+ * unless the wait was given up (rdmap_qp_rx_hold_expire()).
+ */
+static bool rx_hold(struct rdmap_qp *qp, const struct qp_rxseg *s, const struct qp_rqe *r)
+{
+	if (r || !qp->cfg.rnr_hold || qp->hold_expired || s->h.mo != 0 ||
+	    s->h.msn != qp->rxq[DDP_QN_SEND].msn || s->h.qn != DDP_QN_SEND)
+		return false;
+	qp->rx_held = true;
+	return true;
+}
+
 static int rx_check_send(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
 	struct qp_rqe *r = rq_current(qp, &s->h);
@@ -1200,6 +1219,8 @@ static int rx_check_send(struct rdmap_qp *qp, struct qp_rxseg *s)
 	uint64_t total;
 	int err, i;
 
+	if (rx_hold(qp, s, r))
+		return RX_HELD;
 	s->kind = RX_SEND;
 	err = ddp_untagged_check(&qp->rxq[DDP_QN_SEND], &s->h, qp->nqueues, r ? rqe_len(r) : -1,
 				 s->payload_len);
@@ -1377,6 +1398,8 @@ static int rx_check_imm(struct rdmap_qp *qp, struct qp_rxseg *s)
 	struct qp_rqe *r = rq_current(qp, &s->h);
 	int err;
 
+	if (rx_hold(qp, s, r))
+		return RX_HELD;
 	s->kind = RX_IMM;
 	err = ddp_untagged_check(&qp->rxq[DDP_QN_SEND], &s->h, qp->nqueues, r ? rqe_len(r) : -1, 0);
 	if (err == IW_OK && (!s->h.last || s->h.mo != 0))
@@ -1482,7 +1505,11 @@ static int rx_on_header(void *user, const uint8_t *hdr, size_t have, size_t ulpd
 		return qp->error;
 	if (want > have)
 		return (int)want;
+	qp->rx_held = false;
 	r = rx_header_done(qp, hdr, have, ulpdu_len);
+	if (r == RX_HELD)
+		return 0; /* MPA offers this header again on the next read_stream */
+	qp->hold_expired = false;
 	return r < 0 ? r : (int)have;
 }
 
@@ -1849,6 +1876,17 @@ static const struct mpa_rx_ops qp_rx_ops = {
 	.ulpdu_payload = rx_on_payload,
 	.fpdu_done = rx_on_done,
 };
+
+bool rdmap_qp_rx_held(const struct rdmap_qp *qp)
+{
+	return qp && qp->rx_held;
+}
+
+void rdmap_qp_rx_hold_expire(struct rdmap_qp *qp)
+{
+	if (qp && qp->rx_held)
+		qp->hold_expired = true;
+}
 
 ssize_t rdmap_qp_read_stream(struct rdmap_qp *qp, const void *buf, size_t len)
 {

@@ -131,6 +131,12 @@ struct iwcm_id_int {
 	 * first-FPDU pause, the wait for the peer's FIN, freeing a released id,
 	 * the next try of a refused connect */
 	struct iw_timer t_setup, t_hold, t_close, t_free, t_retry;
+	/* receiver not ready (iwv_qp_init_attr.rnr_hold_ms): a message waits for a
+	 * receive; the octets not yet taken, rxbuf[held_off, + held_len), wait with
+	 * it and the engine reads nothing more until t_rnr gives up */
+	struct iw_timer t_rnr;
+	size_t held_off, held_len;
+	bool held;
 	uint64_t retry_until;	/* a refused TCP connect is tried again until then (ns) */
 	struct iw_list reclaim; /* on ctx->reclaim from release to free */
 };
@@ -284,6 +290,7 @@ static void id_conn_timers_stop(struct iwcm_id_int *id)
 	id_timer_stop(id, &id->t_hold);
 	id_timer_stop(id, &id->t_close);
 	id_timer_stop(id, &id->t_retry);
+	id_timer_stop(id, &id->t_rnr);
 }
 
 static struct rdmap_qp *id_rq(const struct iwcm_id_int *id)
@@ -515,11 +522,55 @@ static void conn_after(struct iwcm_id_int *id)
 	}
 }
 
+/*
+ * Receiver not ready: the QP stopped at a message that found no receive
+ * (rdmap_qp_rx_held).  Keep the octets it did not take (at buf, inside
+ * rxbuf), read nothing more, and wait for a receive (link_rx_resume) or
+ * the end of rnr_hold_ms (on_rnr_timeout).
+ */
+static void rx_hold(struct iwcm_id_int *id, const uint8_t *buf, size_t n)
+{
+	id->held = true;
+	id->held_off = (size_t)(buf - id->rxbuf);
+	id->held_len = n;
+	if (id->ep_on)
+		iwv_engine_rx_pause(id->ctx->eng, &id->ep, true);
+	if (!iw_timer_armed(&id->t_rnr)) {
+		trace(id, "a message waits for a receive (up to %u ms)",
+		      iwv_qp_rnr_hold_ms(id->qp));
+		id_timer_in(id, &id->t_rnr, iwv_qp_rnr_hold_ms(id->qp));
+	}
+}
+
+/* Offer the held octets again; once all are taken, read on. */
+static void rx_feed_held(struct iwcm_id_int *id)
+{
+	const uint8_t *p = id->rxbuf + id->held_off;
+	size_t n = id->held_len;
+	ssize_t r;
+
+	id->held = false;
+	id->held_len = 0;
+	r = rdmap_qp_read_stream(id_rq(id), p, n);
+	if (r >= 0 && rdmap_qp_rx_held(id_rq(id))) {
+		rx_hold(id, p + r, n - (size_t)r);
+		return;
+	}
+	id_timer_stop(id, &id->t_rnr);
+	id->held_off = 0;
+	if (id->ep_on)
+		iwv_engine_rx_pause(id->ctx->eng, &id->ep, false);
+}
+
 static void qp_rx(struct iwcm_id_int *id, const uint8_t *buf, size_t n)
 {
+	ssize_t r;
+
 	if (!id->qp || n == 0)
 		return;
-	rdmap_qp_read_stream(id_rq(id), buf, n);
+	r = rdmap_qp_read_stream(id_rq(id), buf, n);
+	if (r >= 0 && rdmap_qp_rx_held(id_rq(id)))
+		rx_hold(id, buf + r, n - (size_t)r);
 	conn_after(id);
 }
 
@@ -689,6 +740,7 @@ static void ep_rx_buf(struct iwv_ep *ep, void **buf, size_t *len)
 {
 	struct iwcm_id_int *id = ep->owner;
 
+	/* (nothing is read while octets are held: the engine is paused) */
 	*buf = id->rxbuf;
 	*len = id->rxcap;
 }
@@ -935,6 +987,30 @@ static void on_close_timeout(struct iw_timer *t, uint64_t now)
 /* The QP's link (iwv_qp_link.h)                                            */
 /* ---------------------------------------------------------------------- */
 
+static void link_rx_resume(void *link)
+{
+	struct iwcm_id_int *id = link;
+
+	if (!id->held || !id->qp)
+		return;
+	rx_feed_held(id);
+	conn_after(id);
+}
+
+/* rnr_hold_ms ran out: the held message, offered again, fails the QP with the
+ * "no buffer" Terminate unless a receive came meanwhile. */
+static void on_rnr_timeout(struct iw_timer *t, uint64_t now)
+{
+	struct iwcm_id_int *id = iw_container_of(t, struct iwcm_id_int, t_rnr);
+
+	if (!id->held || !id->qp)
+		return;
+	trace(id, "no receive within %u ms: the held message fails", iwv_qp_rnr_hold_ms(id->qp));
+	rdmap_qp_rx_hold_expire(id_rq(id));
+	rx_feed_held(id);
+	conn_after(id);
+}
+
 static void link_kick(void *link)
 {
 	struct iwcm_id_int *id = link;
@@ -960,6 +1036,7 @@ static void link_detach(void *link, bool destroying)
 
 static const struct iwv_qp_link_ops link_ops = {
 	.kick = link_kick,
+	.rx_resume = link_rx_resume,
 	.detach = link_detach,
 };
 
@@ -1050,6 +1127,7 @@ static struct iwcm_id_int *id_alloc(struct iwcm_chan_int *ch, void *context)
 	iwcm_options_default(&id->opt);
 	iw_timer_init(&id->t_setup, on_setup_timeout);
 	iw_timer_init(&id->t_hold, on_hold_done);
+	iw_timer_init(&id->t_rnr, on_rnr_timeout);
 	iw_timer_init(&id->t_close, on_close_timeout);
 	iw_timer_init(&id->t_free, id_free_fire);
 	iw_timer_init(&id->t_retry, on_retry_fire);

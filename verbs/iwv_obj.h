@@ -163,6 +163,9 @@ static inline struct iwv_qp_int *qp_of(struct iwv_qp *qp)
 
 /* Move staged completions of `qp` into its CQs while there is room. */
 void iwv_qp_stage_flush(struct iwv_qp_int *qp);
+/* A receive was posted for `qp` (to it or its SRQ): a message held for want
+ * of one (rnr_hold_ms) goes on. */
+void iwv_qp_rx_ready(struct iwv_qp_int *qp);
 
 /* IWV_ACCESS_* of an MR as DDP rights (iwv_mr.c): 0, EINVAL (unknown bits,
  * remote write without local write) or EOPNOTSUPP (remote atomic). */

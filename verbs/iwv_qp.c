@@ -397,6 +397,7 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	cfg.mpa.ird = IWV_QP_IRD_CAP;
 	cfg.mpa.ord = IWV_QP_ORD_CAP;
 	cfg.rfc7306 = attr->rfc7306 != 0;
+	cfg.rnr_hold = attr->rnr_hold_ms > 0;
 	/* cfg.stream (memory windows) is the QP's handle, set under the lock below */
 
 	pthread_mutex_lock(&ctx->lock);
@@ -796,8 +797,20 @@ int iwv_post_recv(struct iwv_qp *pub, struct iwv_recv_wr *wr, struct iwv_recv_wr
 		}
 	}
 	qp_drain(qp);
+	iwv_qp_rx_ready(qp);
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
+}
+
+void iwv_qp_rx_ready(struct iwv_qp_int *qp)
+{
+	if (qp->link && rdmap_qp_rx_held(qp->rq))
+		qp->link_ops->rx_resume(qp->link);
+}
+
+unsigned int iwv_qp_rnr_hold_ms(struct iwv_qp *pub)
+{
+	return qp_of(pub)->attr.rnr_hold_ms;
 }
 
 /* ---------------------------------------------------------------------- */

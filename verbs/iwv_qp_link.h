@@ -31,6 +31,9 @@ struct iwv_qp_link_ops {
 	/* The program destroys the QP (destroying: the QP is gone once this
 	 * returns, forget it) or moved it to ERR: end the connection now. */
 	void (*detach)(void *link, bool destroying);
+	/* A receive was posted while a message waits for one (rnr_hold_ms):
+	 * offer the held octets to the QP again. */
+	void (*rx_resume)(void *link);
 };
 
 /* Make `link` the QP's connection.  0, or EINVAL when the QP has a link
@@ -41,6 +44,8 @@ void iwv_qp_link_detach(struct iwv_qp *qp);
 
 /* The QP's sans-I/O queue-pair engine, for octets in and out. */
 struct rdmap_qp *iwv_qp_rdmap(struct iwv_qp *qp);
+/* How long a message may wait for a receive (iwv_qp_init_attr.rnr_hold_ms). */
+unsigned int iwv_qp_rnr_hold_ms(struct iwv_qp *qp);
 
 /* MPA negotiated `p` (IRD/ORD clamped to the QP's capacity): start full
  * operation with FPDUs of at most `mulpdu` octets; the QP goes to RTS.

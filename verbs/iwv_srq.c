@@ -158,6 +158,9 @@ int iwv_post_srq_recv(struct iwv_srq *pub, struct iwv_recv_wr *wr, struct iwv_re
 			break;
 		}
 	}
+	for (struct iwv_qp_int *qp = ctx->qps; qp; qp = qp->next)
+		if (qp->pub.srq == &srq->pub)
+			iwv_qp_rx_ready(qp);
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }

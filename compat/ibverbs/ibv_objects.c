@@ -36,6 +36,20 @@ bool iwc_rfc7306(void)
 	return !e || strcmp(e, "0") != 0;
 }
 
+/*
+ * How long a Send that finds no receive waits for one (IWARP_RNR_HOLD_MS,
+ * default 5000; 0: the Terminate at once).  InfiniBand programs count on the
+ * receiver-not-ready retry (qperf rc_bw reposts its receives only after
+ * polling them; perftest and qperf set rnr_retry 7, "forever"), which iWARP
+ * does not have on the wire: the QP stops reading the connection instead.
+ */
+static unsigned int iwc_rnr_hold_ms(void)
+{
+	const char *e = getenv("IWARP_RNR_HOLD_MS");
+
+	return e && *e ? (unsigned int)strtoul(e, NULL, 10) : 5000u;
+}
+
 static struct ibv_mw *iwc_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 static int iwc_dealloc_mw(struct ibv_mw *mw);
 static int iwc_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
@@ -544,6 +558,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	a.qp_type = IWV_QPT_RC;
 	a.sq_sig_all = attr->sq_sig_all;
 	a.rfc7306 = iwc_rfc7306();
+	a.rnr_hold_ms = iwc_rnr_hold_ms();
 	q->iwv = iwv_create_qp(iwc_pd(pd)->iwv, &a);
 	if (!q->iwv) {
 		int e = errno;

@@ -324,6 +324,13 @@ struct iwv_qp_init_attr {
 	 * the QP is plain RFC 5040, as Linux siw, and answers an RFC 7306 message with
 	 * a Terminate).  Both ends must enable it; docs/rdmap.md says why. */
 	int rfc7306;
+	/* Extension: receiver not ready.  A Send or Immediate Data that finds no
+	 * posted receive waits up to this many milliseconds for one, reading
+	 * nothing more from the connection meanwhile (TCP flow control holds the
+	 * peer back), before the "no buffer" Terminate of RFC 5041 §7.2.
+	 * Default 0: the Terminate at once, as Linux siw.  For ibverbs programs
+	 * that rely on InfiniBand's RNR retry (qperf rc_bw). */
+	unsigned int rnr_hold_ms;
 };
 
 struct iwv_qp {

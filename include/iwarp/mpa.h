@@ -417,6 +417,9 @@ IW_EXPORT void mpa_fpdu_advance(struct mpa_fpdu *f, size_t n);
  *	octets wanted: a value > have (≤ ulpdu_len, ≤ MPA_RX_HDR_MAX) makes the machine
  *	gather more and call again; `have` ends the header; a negative iw_err stops the
  *	machine with that error.  First call: have = min(hdr_min, ulpdu_len).
+ *	0 holds the machine before the payload (the layer above cannot take this ULPDU
+ *	yet): mpa_rx_read_stream() returns the octets it consumed so far, and the next
+ *	call, even with no octets, offers the same header again.
  *   ulpdu_payload(off, p, n)             zero or more times; the rest of the ULPDU in
  *	order, `off` counted from the ULPDU start, Markers removed.  Data is placed here
  *	*before* the CRC is known: it only becomes valid at fpdu_done.
@@ -478,7 +481,8 @@ IW_EXPORT int mpa_rx_init(struct mpa_rx *rx, const struct mpa_rx_config *cfg,
 
 /*
  * Feed stream octets.  Gives identical callbacks for any split of the stream.
- * Returns `len` when all were consumed, or a negative iw_err: IW_EMPA_CRC,
+ * Returns `len` when all were consumed, fewer when ulpdu_header held the
+ * machine (feed the rest again later), or a negative iw_err: IW_EMPA_CRC,
  * IW_EMPA_MARKER, IW_EMPA_LEN or a callback's error.  After an error the machine
  * is DEAD and returns that error again on every call (MPA delivers nothing more
  * on the half connection, RFC 5044 §8).

@@ -193,6 +193,13 @@ struct rdmap_qp_config {
 	 * associated with RDMAP Stream").  Unique among the QPs sharing `stags`;
 	 * 0 = none: binding fails and no window is usable through this QP. */
 	uint32_t stream;
+	/* Receiver not ready: a message for QN 0 (a Send or Immediate Data) that
+	 * finds no posted receive holds the receive side (rdmap_qp_read_stream()
+	 * stops before it and returns the octets consumed) instead of failing,
+	 * until a receive is posted or the caller gives up
+	 * (rdmap_qp_rx_hold_expire()).  Off: the RFC 5041 §7.2 "no buffer"
+	 * Terminate at once. */
+	bool rnr_hold;
 };
 
 struct rdmap_qp;
@@ -258,8 +265,16 @@ IW_EXPORT int rdmap_qp_poll(struct rdmap_qp *qp, struct rdmap_wc *wc, int n);
 /*
  * Bytes received from TCP.  Returns len, or a negative iw_err once the QP has
  * failed (it then queued its Terminate when it could and flushed its WRs).
+ * With cfg.rnr_hold, fewer than len when a message found no receive: the QP
+ * is held (rdmap_qp_rx_held()); feed the rest again once a receive is
+ * posted (a call with len 0 offers the held message again).
  */
 IW_EXPORT ssize_t rdmap_qp_read_stream(struct rdmap_qp *qp, const void *buf, size_t len);
+/* A message waits for a receive (cfg.rnr_hold). */
+IW_EXPORT bool rdmap_qp_rx_held(const struct rdmap_qp *qp);
+/* Stop waiting: the held message, offered again, fails the QP with the
+ * "no buffer" Terminate unless a receive has come meanwhile. */
+IW_EXPORT void rdmap_qp_rx_hold_expire(struct rdmap_qp *qp);
 
 /*
  * Bytes to send: fills up to max iovecs (many FPDUs per call, so one writev

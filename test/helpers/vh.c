@@ -381,6 +381,7 @@ void vh_pair_client(struct vh_pair *p)
 	vh_expect(&p->w, p->c.id, IWCM_EVENT_ROUTE_RESOLVED, NULL);
 	attr = vh_qp_attr(&p->cfg, &p->c);
 	attr.rfc7306 = p->cfg.c_rfc7306;
+	attr.rnr_hold_ms = p->cfg.c_rnr_hold_ms;
 	ck_assert_msg(iwcm_create_qp(p->c.id, p->c.pd, &attr) == 0, "iwcm_create_qp: %s",
 		      strerror(errno));
 	p->c.qp = p->c.id->qp;
@@ -409,6 +410,7 @@ void vh_pair_accept(struct vh_pair *p)
 	ck_assert_ptr_eq(p->s.id->verbs, p->s.ctx);
 	attr = vh_qp_attr(&p->cfg, &p->s);
 	attr.rfc7306 = p->cfg.s_rfc7306;
+	attr.rnr_hold_ms = p->cfg.s_rnr_hold_ms;
 	ck_assert_msg(iwcm_create_qp(p->s.id, p->s.pd, &attr) == 0, "iwcm_create_qp: %s",
 		      strerror(errno));
 	p->s.qp = p->s.id->qp;

@@ -30,7 +30,9 @@
 #include <unistd.h>
 
 #include <iwarp/iwcm.h>
+#include <iwarp/ddp.h>
 #include <iwarp/iwv.h>
+#include <iwarp/rdmap.h>
 
 #include "ih.h"
 #include "th.h"
@@ -1595,6 +1597,121 @@ START_TEST(engine_thread_comes_back_when_the_program_stops_polling)
 }
 END_TEST
 
+/*
+ * Receiver not ready (iwv_qp_init_attr.rnr_hold_ms): Sends that find no
+ * receive wait for one instead of ending the connection.  The client sends
+ * three messages of several FPDUs each (and, with the engine in between,
+ * TCP segments) to a server with no receive posted; the server posts its
+ * receives one at a time, later; every message arrives whole and in order,
+ * and both QPs stay up (a Send both ways afterwards).
+ */
+static void rnr_hold_case(int engine_thread)
+{
+	enum { LEN = 200000, N = 3 };
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	struct vh_buf *src, *rcv, *back, *brcv;
+	struct iwv_wc wc;
+
+	vh_cfg_default(&cfg);
+	cfg.two_ctx = true;
+	cfg.c_thread = engine_thread;
+	cfg.s_thread = engine_thread;
+	cfg.s_rnr_hold_ms = 10000;
+	vh_pair_up(&p, &cfg);
+	src = vh_buf_new(&p, &p.c, N * LEN, IWV_ACCESS_LOCAL_WRITE);
+	rcv = vh_buf_new(&p, &p.s, N * LEN, IWV_ACCESS_LOCAL_WRITE);
+	back = vh_buf_new(&p, &p.s, 64, IWV_ACCESS_LOCAL_WRITE);
+	brcv = vh_buf_new(&p, &p.c, 64, IWV_ACCESS_LOCAL_WRITE);
+	vh_fill(src->p, N * LEN, th_seed_for(110));
+	vh_fill(back->p, 64, th_seed_for(111));
+	for (int i = 0; i < N; i++)
+		vh_post_send(p.c.qp, IWV_WR_SEND, (uint64_t)i + 1, 0, src, (size_t)i * LEN, LEN,
+			     NULL, 0);
+	/* the first message waits at the server; nothing completes there */
+	for (int k = 0; k < 50; k++) {
+		ck_assert_int_eq(iwv_poll_cq(p.s.rcq, 1, &wc), 0);
+		(void)iwv_poll_cq(p.c.scq, 0, &wc);
+		usleep(1000);
+	}
+	ck_assert_int_eq(p.s.qp->state, IWV_QPS_RTS);
+	for (int i = 0; i < N; i++) {
+		vh_post_recv(p.s.qp, (uint64_t)i + 1, rcv, (size_t)i * LEN, LEN);
+		wc = vh_poll1(&p.w, p.s.rcq);
+		vh_wc_is(&wc, (uint64_t)i + 1, IWV_WC_SUCCESS, IWV_WC_RECV);
+		ck_assert_uint_eq(wc.byte_len, LEN);
+	}
+	vh_same(rcv->p, src->p, N * LEN, "Sends that waited for their receives");
+	expect_run(&p, p.c.scq, N, 1, IWV_WC_SUCCESS, IWV_WC_SEND);
+	vh_post_recv(p.c.qp, 9, brcv, 0, 64);
+	vh_post_send(p.s.qp, IWV_WR_SEND, 9, 0, back, 0, 64, NULL, 0);
+	expect_run(&p, p.c.rcq, 1, 9, IWV_WC_SUCCESS, IWV_WC_RECV);
+	expect_run(&p, p.s.scq, 1, 9, IWV_WC_SUCCESS, IWV_WC_SEND);
+	vh_same(brcv->p, back->p, 64, "a Send back after the wait");
+	vh_pair_down(&p);
+}
+
+START_TEST(rnr_hold_sends_wait_for_their_receives)
+{
+	rnr_hold_case(0);
+}
+END_TEST
+
+START_TEST(rnr_hold_sends_wait_for_their_receives_with_engine_threads)
+{
+	rnr_hold_case(1);
+}
+END_TEST
+
+/*
+ * The wait is bounded: no receive within rnr_hold_ms, and the server's QP
+ * fails with the "no buffer" Terminate of RFC 5041 §7.2 (DDP, untagged
+ * buffer error, code 2) as it would at once without the option; the client
+ * learns it from that Terminate.
+ */
+START_TEST(rnr_hold_gives_up_with_the_no_buffer_terminate)
+{
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	struct vh_buf *src;
+	struct iwv_qp_attr qa;
+	struct iwv_qp_init_attr ia;
+	struct iwv_wc wc;
+	uint64_t t0, end;
+
+	vh_cfg_default(&cfg);
+	cfg.two_ctx = true;
+	cfg.s_rnr_hold_ms = 200;
+	vh_pair_up(&p, &cfg);
+	src = vh_buf_new(&p, &p.c, 4096, IWV_ACCESS_LOCAL_WRITE);
+	vh_fill(src->p, 4096, th_seed_for(112));
+	t0 = th_now_ms();
+	vh_post_send(p.c.qp, IWV_WR_SEND, 1, 0, src, 0, 4096, NULL, 0);
+	end = vh_deadline();
+	for (;;) {
+		(void)iwv_poll_cq(p.s.rcq, 1, &wc);
+		(void)iwv_poll_cq(p.c.rcq, 1, &wc);
+		ck_assert_int_eq(iwv_query_qp(p.s.qp, &qa, IWV_QP_STATE, &ia), 0);
+		if (qa.qp_state == IWV_QPS_ERR)
+			break;
+		ck_assert_msg(th_now_ms() <= end, "the held Send never failed");
+		usleep(1000);
+	}
+	ck_assert_uint_ge(th_now_ms() - t0, 150);
+	ck_assert_msg(qa.qp_err == IW_EDDP_U_NO_BUFFER, "server qp_err %s", iwv_errname(qa.qp_err));
+	/* the client learns it from the Terminate */
+	end = vh_deadline();
+	do {
+		(void)iwv_poll_cq(p.c.rcq, 1, &wc);
+		ck_assert_int_eq(iwv_query_qp(p.c.qp, &qa, IWV_QP_STATE, &ia), 0);
+		ck_assert_msg(th_now_ms() <= end, "the client never heard of it");
+	} while (qa.qp_state != IWV_QPS_ERR);
+	ck_assert_msg(qa.qp_err == IW_ERDMAP_TERMINATED, "client qp_err %s",
+		      iwv_errname(qa.qp_err));
+	vh_pair_down(&p);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------- */
 /* Send with Invalidate                                                    */
 /* ---------------------------------------------------------------------- */
@@ -2196,6 +2313,9 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, engine_thread_wakes_a_thread_blocked_in_get_cq_event);
 	tcase_add_test(tc, engine_thread_writes_a_batch_of_posts_nobody_polls_for);
 	tcase_add_test(tc, engine_thread_comes_back_when_the_program_stops_polling);
+	tcase_add_test(tc, rnr_hold_sends_wait_for_their_receives);
+	tcase_add_test(tc, rnr_hold_sends_wait_for_their_receives_with_engine_threads);
+	tcase_add_test(tc, rnr_hold_gives_up_with_the_no_buffer_terminate);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("qp");

@@ -143,6 +143,18 @@ void iwv_engine_kick_tx(struct iwv_engine *e, struct iwv_ep *ep)
 	eng_leave(e);
 }
 
+void iwv_engine_rx_pause(struct iwv_engine *e, struct iwv_ep *ep, bool on)
+{
+	uint32_t f = on ? ep->eng_flags | IWV_EPF_RX_PAUSED : ep->eng_flags & ~IWV_EPF_RX_PAUSED;
+
+	if (f == ep->eng_flags || (ep->eng_flags & IWV_EPF_REMOVED))
+		return;
+	ep->eng_flags = f;
+	eng_enter(e);
+	e->ops->rx_changed(e, ep);
+	eng_leave(e);
+}
+
 void iwv_engine_shutdown_wr(struct iwv_engine *e, struct iwv_ep *ep)
 {
 	eng_enter(e);

@@ -28,16 +28,18 @@
  * iwv_engine_progress() and iwv_engine_kick_tx().  The question callbacks
  * rx_buf and tx_iov may also be called from iwv_engine_add() (io_uring posts
  * its first recv at once) and iwv_engine_shutdown_wr() (is anything still to
- * send?).  Callbacks may call iwv_engine_kick_tx(), iwv_engine_shutdown_wr()
- * and iwv_engine_remove() on any endpoint, including their own.  After
+ * send?).  Callbacks may call iwv_engine_kick_tx(), iwv_engine_shutdown_wr(),
+ * iwv_engine_rx_pause() and iwv_engine_remove() on any endpoint, including
+ * their own.  After
  * iwv_engine_remove(ep) the engine calls no callback of ep except, exactly
  * once, released(ep): never while an engine call is on the stack (the
  * outermost engine call delivers it as it returns, which may be
  * iwv_engine_remove() itself), and with io_uring only once no operation
  * refers to ep or its buffers.  The engine then sets ep->fd to -1.
  *
- * There is no way to pause reception: rx_buf must always give space (with
- * io_uring the buffer stays lent to a recv in flight).
+ * Reception pauses on request (iwv_engine_rx_pause(): nothing more is read,
+ * so TCP flow control holds the peer back); otherwise rx_buf must always
+ * give space (with io_uring the buffer stays lent to a recv in flight).
  */
 #ifndef IWARP_IWV_ENGINE_H
 #define IWARP_IWV_ENGINE_H
@@ -135,6 +137,11 @@ void iwv_engine_kick_tx(struct iwv_engine *e, struct iwv_ep *ep);
 /* ep (STREAM): once everything tx_iov() offers has been sent, send FIN
  * (shutdown(SHUT_WR)).  Reception goes on. */
 void iwv_engine_shutdown_wr(struct iwv_engine *e, struct iwv_ep *ep);
+
+/* ep (STREAM): stop (on) or resume reading.  No rx callback comes while
+ * paused; a resumed stream is read again as data arrives, and at once if
+ * some is waiting. */
+void iwv_engine_rx_pause(struct iwv_engine *e, struct iwv_ep *ep, bool on);
 
 /* Stop all I/O on ep and close its fd: abort = true resets the connection
  * (SO_LINGER 0: RST); false just closes.  released() follows (see top). */

@@ -93,7 +93,7 @@ static void ep_update(struct ep_engine *pe, struct iwv_ep *ep)
 			want = EPOLLOUT;
 			break;
 		case IWV_EP_STREAM:
-			if (!(f & IWV_EPF_RX_DONE))
+			if (!(f & (IWV_EPF_RX_DONE | IWV_EPF_RX_PAUSED)))
 				want |= EPOLLIN;
 			if ((f & EPF_WANT_OUT) && !(f & IWV_EPF_TX_ERR))
 				want |= EPOLLOUT;
@@ -209,7 +209,7 @@ static bool ep_rx(struct ep_engine *pe, struct iwv_ep *ep)
 	int i;
 
 	for (i = 0; i < EP_RX_BUDGET; i++) {
-		if (ep->eng_flags & (IWV_EPF_REMOVED | IWV_EPF_RX_DONE))
+		if (ep->eng_flags & (IWV_EPF_REMOVED | IWV_EPF_RX_DONE | IWV_EPF_RX_PAUSED))
 			return got;
 		buf = NULL;
 		len = 0;
@@ -310,7 +310,8 @@ static void ep_progress(struct iwv_engine *e)
 		if (!iwv_eng_gone(t))
 			ep_update(pe, t);
 	}
-	if (pe->hot && !(pe->hot->eng_flags & (IWV_EPF_REMOVED | IWV_EPF_RX_DONE))) {
+	if (pe->hot &&
+	    !(pe->hot->eng_flags & (IWV_EPF_REMOVED | IWV_EPF_RX_DONE | IWV_EPF_RX_PAUSED))) {
 		bool got = ep_rx(pe, pe->hot);
 
 		if (pe->calls % (got ? EP_HOT_BUSY_EVERY : EP_HOT_IDLE_EVERY) != 0)
@@ -353,6 +354,22 @@ static void ep_kick_tx(struct iwv_engine *e, struct iwv_ep *ep)
 	ep_tx(pe, ep);
 	if (!iwv_eng_gone(ep))
 		ep_update(pe, ep);
+}
+
+/* Paused: out of the epoll set for EPOLLIN.  Resumed: back in, and read at
+ * once (level-triggered epoll would say so too, one progress call later). */
+static void ep_rx_changed(struct iwv_engine *e, struct iwv_ep *ep)
+{
+	struct ep_engine *pe = to_ep_engine(e);
+
+	if (ep->kind != IWV_EP_STREAM)
+		return;
+	ep_update(pe, ep);
+	if (!(ep->eng_flags & IWV_EPF_RX_PAUSED)) {
+		ep_rx(pe, ep);
+		if (!iwv_eng_gone(ep))
+			ep_update(pe, ep);
+	}
 }
 
 static void ep_shutdown_wr(struct iwv_engine *e, struct iwv_ep *ep)
@@ -406,6 +423,7 @@ static const struct iwv_engine_ops ep_ops = {
 	.add = ep_add,
 	.kick_tx = ep_kick_tx,
 	.shutdown_wr = ep_shutdown_wr,
+	.rx_changed = ep_rx_changed,
 	.remove = ep_remove,
 	.progress = ep_progress,
 };

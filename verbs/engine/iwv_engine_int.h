@@ -25,6 +25,7 @@ enum {
 	IWV_EPF_TX_WANT = 1u << 4,	/* tx_iov() may have something: ask it */
 	IWV_EPF_SHUT_PENDING = 1u << 5, /* FIN once tx_iov() returns 0 */
 	IWV_EPF_SHUT_DONE = 1u << 6,	/* shutdown(SHUT_WR) was made */
+	IWV_EPF_RX_PAUSED = 1u << 7,	/* iwv_engine_rx_pause(on): read nothing */
 	IWV_EPF_BACKEND = 1u << 8,
 };
 
@@ -34,6 +35,8 @@ struct iwv_engine_ops {
 	int (*add)(struct iwv_engine *e, struct iwv_ep *ep);
 	void (*kick_tx)(struct iwv_engine *e, struct iwv_ep *ep);
 	void (*shutdown_wr)(struct iwv_engine *e, struct iwv_ep *ep);
+	/* IWV_EPF_RX_PAUSED changed: bring the reading in line */
+	void (*rx_changed)(struct iwv_engine *e, struct iwv_ep *ep);
 	void (*remove)(struct iwv_engine *e, struct iwv_ep *ep, bool abort);
 	void (*progress)(struct iwv_engine *e);
 	/* Called whenever the outermost public call is about to return (io_uring

@@ -174,7 +174,8 @@ static void ur_arm_rx(struct ur_engine *ue, struct iwv_ep *ep)
 	void *buf = NULL;
 	size_t len = 0;
 
-	if ((ep->eng_flags & IWV_EPF_RX_DONE) || ur_flying(ep, UR_RECV) || ur_flying(ep, UR_RXPOLL))
+	if ((ep->eng_flags & (IWV_EPF_RX_DONE | IWV_EPF_RX_PAUSED)) || ur_flying(ep, UR_RECV) ||
+	    ur_flying(ep, UR_RXPOLL))
 		return;
 	if (ep->eng_flags & URF_RX_EAGAIN) {
 		ur_poll(ue, ep, UR_RXPOLL, POLLIN);
@@ -445,6 +446,14 @@ static void ur_kick_tx(struct iwv_engine *e, struct iwv_ep *ep)
 		ur_arm_tx(to_ur_engine(e), ep);
 }
 
+/* Paused: no new recv is armed (one in flight still completes and is
+ * delivered: the owner keeps what it cannot take yet).  Resumed: armed. */
+static void ur_rx_changed(struct iwv_engine *e, struct iwv_ep *ep)
+{
+	if (ep->kind == IWV_EP_STREAM && !(ep->eng_flags & IWV_EPF_RX_PAUSED))
+		ur_arm((struct ur_engine *)e, ep);
+}
+
 static void ur_shutdown_wr(struct iwv_engine *e, struct iwv_ep *ep)
 {
 	if (ep->eng_flags & (IWV_EPF_REMOVED | IWV_EPF_TX_ERR | IWV_EPF_SHUT_DONE))
@@ -479,6 +488,7 @@ static const struct iwv_engine_ops ur_ops = {
 	.add = ur_add,
 	.kick_tx = ur_kick_tx,
 	.shutdown_wr = ur_shutdown_wr,
+	.rx_changed = ur_rx_changed,
 	.remove = ur_remove,
 	.progress = ur_progress,
 	.flush = ur_flush,
