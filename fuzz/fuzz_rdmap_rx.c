@@ -15,6 +15,9 @@
  *   bit 3   peer-to-peer with an RTR; bits 4-5 pick it: 0/3 write, 1 read, 2 send
  *   bit 6   RFC 7306 enabled (Immediate Data, atomics; an Atomic Request of ours
  *           is in flight too, so Atomic Responses have something to match)
+ *   bit 7   receiver not ready (cfg.rnr_hold): a Send that finds no receive holds
+ *           the stream; the harness then posts another receive (up to NEXTRA per
+ *           input) or gives up (rdmap_qp_rx_hold_expire) and feeds the rest
  * In reframe mode, STag fields holding 1, 2 or 3 are replaced by the STags the
  * harness registered (remote-write (and remote-atomic), remote-read, and our
  * Read's sink; a tagged segment to the sink gets its TO made relative to the
@@ -24,7 +27,8 @@
  * Invariants checked (abort on violation): nothing posted is lost - after the
  * input, a flush completes every work request exactly once; a failed QP is in
  * TERMINATE or ERROR and keeps failing; rdmap_qp_read_stream never reports
- * more octets than it was given.
+ * more octets than it was given, and fewer only while a message is held,
+ * which a receive or giving up always ends.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,6 +44,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define NRECV	   4
+#define NEXTRA	   4 /* receives posted for held messages, per input */
 #define RECV_LEN   256
 #define REMOTE_LEN 4096
 #define PD	   7
@@ -54,6 +59,7 @@ struct harness {
 	uint32_t stag_recv, stag_w, stag_r, stag_sink;
 	unsigned posted;
 	unsigned completed;
+	unsigned extra; /* receives posted for held messages */
 };
 
 static void drain(struct harness *h)
@@ -112,18 +118,54 @@ static void patch_stags(const struct harness *h, uint8_t *u, size_t len)
 	}
 }
 
+/* A held message (bit 7): post another receive, or give up when out of them. */
+static void unhold(struct harness *h)
+{
+	struct rdmap_recv_wr rwr;
+
+	if (h->extra < NEXTRA) {
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.wr_id = 200 + h->extra;
+		rwr.num_sge = 1;
+		rwr.sg[0].addr = (uintptr_t)h->recv[h->extra % NRECV];
+		rwr.sg[0].length = RECV_LEN;
+		rwr.sg[0].lkey = h->stag_recv;
+		h->extra++;
+		if (rdmap_qp_post_recv(h->qp, &rwr) == IW_OK) {
+			h->posted++;
+			return;
+		}
+	}
+	rdmap_qp_rx_hold_expire(h->qp);
+}
+
 static void feed(struct harness *h, const uint8_t *p, size_t n)
 {
-	ssize_t r = rdmap_qp_read_stream(h->qp, p, n);
+	for (int round = 0;; round++) {
+		ssize_t r = rdmap_qp_read_stream(h->qp, p, n);
 
-	if (r > (ssize_t)n)
-		abort();
-	if (r < 0) {
-		enum rdmap_qp_state st = rdmap_qp_state(h->qp);
-		if (st != RDMAP_QP_TERMINATE && st != RDMAP_QP_ERROR)
+		if (r > (ssize_t)n)
 			abort();
-		if (rdmap_qp_error(h->qp) == IW_OK)
+		if (r < 0) {
+			enum rdmap_qp_state st = rdmap_qp_state(h->qp);
+			if (st != RDMAP_QP_TERMINATE && st != RDMAP_QP_ERROR)
+				abort();
+			if (rdmap_qp_error(h->qp) == IW_OK)
+				abort();
+			break;
+		}
+		drain(h);
+		if (!rdmap_qp_rx_held(h->qp)) {
+			if ((size_t)r != n)
+				abort(); /* fewer octets only while held */
+			break;
+		}
+		/* each round posts a receive or gives up: a hold cannot last */
+		if (round > 2 * NEXTRA + 2)
 			abort();
+		p += r;
+		n -= (size_t)r;
+		unhold(h);
 	}
 	drain(h);
 }
@@ -219,6 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cfg.mpa.rtr = forms[(mode >> 4) & 3];
 	}
 	cfg.rfc7306 = mode & 64;
+	cfg.rnr_hold = mode & 128;
 	if (rdmap_qp_create(&cfg, &h.qp) != IW_OK)
 		abort();
 
