@@ -553,6 +553,10 @@ static void rx_feed_held(struct iwcm_id_int *id)
 	id->held_len = 0;
 	r = rdmap_qp_read_stream(id_rq(id), p, n);
 	if (r >= 0 && rdmap_qp_rx_held(id_rq(id))) {
+		/* octets taken: the message held before went on, a later one waits
+		 * now, with a wait of its own */
+		if (r > 0)
+			id_timer_stop(id, &id->t_rnr);
 		rx_hold(id, p + r, n - (size_t)r);
 		return;
 	}
