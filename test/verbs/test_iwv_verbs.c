@@ -1664,6 +1664,47 @@ START_TEST(rnr_hold_sends_wait_for_their_receives_with_engine_threads)
 END_TEST
 
 /*
+ * Each held message gets a wait of its own: two Sends, rnr_hold_ms 1000, the
+ * server posts a receive 600 ms after the first hold and another 600 ms later.
+ * Both arrive (one clock for both would have ended the connection at 1000).
+ */
+START_TEST(rnr_hold_each_message_waits_on_its_own_clock)
+{
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	struct vh_buf *src, *rcv;
+	struct iwv_wc wc;
+
+	vh_cfg_default(&cfg);
+	cfg.two_ctx = true;
+	cfg.s_rnr_hold_ms = 1000;
+	vh_pair_up(&p, &cfg);
+	src = vh_buf_new(&p, &p.c, 2 * 4096, IWV_ACCESS_LOCAL_WRITE);
+	rcv = vh_buf_new(&p, &p.s, 2 * 4096, IWV_ACCESS_LOCAL_WRITE);
+	vh_fill(src->p, 2 * 4096, th_seed_for(113));
+	for (int i = 0; i < 2; i++)
+		vh_post_send(p.c.qp, IWV_WR_SEND, (uint64_t)i + 1, 0, src, (size_t)i * 4096, 4096,
+			     NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		uint64_t t0 = th_now_ms();
+
+		while (th_now_ms() - t0 < 600) {
+			ck_assert_int_eq(iwv_poll_cq(p.s.rcq, 1, &wc), 0);
+			(void)iwv_poll_cq(p.c.scq, 0, &wc);
+			usleep(1000);
+		}
+		ck_assert_int_eq(p.s.qp->state, IWV_QPS_RTS);
+		vh_post_recv(p.s.qp, (uint64_t)i + 1, rcv, (size_t)i * 4096, 4096);
+		wc = vh_poll1(&p.w, p.s.rcq);
+		vh_wc_is(&wc, (uint64_t)i + 1, IWV_WC_SUCCESS, IWV_WC_RECV);
+	}
+	vh_same(rcv->p, src->p, 2 * 4096, "two Sends, each held 600 ms");
+	expect_run(&p, p.c.scq, 2, 1, IWV_WC_SUCCESS, IWV_WC_SEND);
+	vh_pair_down(&p);
+}
+END_TEST
+
+/*
  * The wait is bounded: no receive within rnr_hold_ms, and the server's QP
  * fails with the "no buffer" Terminate of RFC 5041 §7.2 (DDP, untagged
  * buffer error, code 2) as it would at once without the option; the client
@@ -2315,6 +2356,7 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, engine_thread_comes_back_when_the_program_stops_polling);
 	tcase_add_test(tc, rnr_hold_sends_wait_for_their_receives);
 	tcase_add_test(tc, rnr_hold_sends_wait_for_their_receives_with_engine_threads);
+	tcase_add_test(tc, rnr_hold_each_message_waits_on_its_own_clock);
 	tcase_add_test(tc, rnr_hold_gives_up_with_the_no_buffer_terminate);
 	suite_add_tcase(s, tc);
 
