@@ -31,7 +31,9 @@
  * Nothing posted is lost: whenever a connection ends, its QP is flushed.
  * Passive connections are bounded by the listen backlog (pending MPA
  * exchanges plus unanswered requests), so a flood of TCP connections costs
- * at most that many buffers.
+ * at most that many buffers: at the backlog, and when accept runs out of
+ * descriptors, the listener stops accepting for a while and the kernel's
+ * accept queue and the peers' SYN retries hold the rest back.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -135,6 +137,8 @@ struct iwcm_id_int {
 	 * receive; the octets not yet taken, rxbuf[held_off, + held_len), wait with
 	 * it and the engine reads nothing more until t_rnr gives up */
 	struct iw_timer t_rnr;
+	/* listener: out of descriptors or memory, accepting again after a pause */
+	struct iw_timer t_accept;
 	size_t held_off, held_len;
 	bool held;
 	uint64_t retry_until;	/* a refused TCP connect is tried again until then (ns) */
@@ -291,6 +295,7 @@ static void id_conn_timers_stop(struct iwcm_id_int *id)
 	id_timer_stop(id, &id->t_close);
 	id_timer_stop(id, &id->t_retry);
 	id_timer_stop(id, &id->t_rnr);
+	id_timer_stop(id, &id->t_accept);
 }
 
 static struct rdmap_qp *id_rq(const struct iwcm_id_int *id)
@@ -343,6 +348,24 @@ static void conn_end(struct iwcm_id_int *id, bool abort)
 	}
 }
 
+/* A listener out of descriptors or memory tries again after this pause. */
+#define ACCEPT_RETRY_MS 100
+
+/*
+ * A listener takes new connections while it has room for them: fewer than
+ * `backlog` children pending (in their MPA exchange or waiting for the
+ * program's answer) and descriptors to spare (no t_accept pause).  Without
+ * room it is paused in the engine and the connections wait in the kernel's
+ * accept queue, and past that the peers' TCP retries its SYN: back-pressure,
+ * never a reset.
+ */
+static void listener_update(struct iwcm_id_int *l)
+{
+	if (l->ep_on && l->ep.kind == IWV_EP_LISTEN)
+		iwv_engine_rx_pause(l->ctx->eng, &l->ep,
+				    l->pending >= l->backlog || iw_timer_armed(&l->t_accept));
+}
+
 /* A new pending child of listener `l`. */
 static void child_add(struct iwcm_id_int *l, struct iwcm_id_int *id)
 {
@@ -353,6 +376,9 @@ static void child_add(struct iwcm_id_int *l, struct iwcm_id_int *id)
 		l->kids->kid_prev = id;
 	l->kids = id;
 	l->pending++;
+	if (l->pending == l->backlog)
+		trace(l, "%d connections pending: no more accepted for now", l->backlog);
+	listener_update(l);
 }
 
 /* The child is no longer pending (accepted, rejected, failed, or its listener goes). */
@@ -371,6 +397,7 @@ static void child_dropped(struct iwcm_id_int *id)
 	id->kid_prev = id->kid_next = NULL;
 	l->pending--;
 	id->listener = NULL;
+	listener_update(l);
 }
 
 static void id_free_fire(struct iw_timer *t, uint64_t now)
@@ -895,11 +922,20 @@ static void ep_accepted(struct iwv_ep *ep, int fd)
 	struct mpa_config c;
 	socklen_t sl;
 
+	if (fd == -EMFILE || fd == -ENFILE || fd == -ENOBUFS || fd == -ENOMEM) {
+		/* paused by the engine: the connection waits in the kernel */
+		trace(l, "accept: %s: trying again in %d ms", strerror(-fd), ACCEPT_RETRY_MS);
+		id_timer_in(l, &l->t_accept, ACCEPT_RETRY_MS);
+		listener_update(l);
+		return;
+	}
 	if (fd < 0) {
-		trace(l, "accept failed: %s", strerror(-fd));
+		trace(l, "accept failed: %s; the listener takes no more connections",
+		      strerror(-fd));
 		return;
 	}
 	if (l->pending >= l->backlog) {
+		/* not reached: the listener pauses at its backlog (listener_update) */
 		trace(l, "backlog full (%d): connection dropped", l->backlog);
 		close(fd);
 		return;
@@ -999,6 +1035,12 @@ static void link_rx_resume(void *link)
 		return;
 	rx_feed_held(id);
 	conn_after(id);
+}
+
+/* The pause after running out of descriptors is over: accept again if there is room. */
+static void on_accept_retry(struct iw_timer *t, uint64_t now)
+{
+	listener_update(iw_container_of(t, struct iwcm_id_int, t_accept));
 }
 
 /* rnr_hold_ms ran out: the held message, offered again, fails the QP with the
@@ -1132,6 +1174,7 @@ static struct iwcm_id_int *id_alloc(struct iwcm_chan_int *ch, void *context)
 	iw_timer_init(&id->t_setup, on_setup_timeout);
 	iw_timer_init(&id->t_hold, on_hold_done);
 	iw_timer_init(&id->t_rnr, on_rnr_timeout);
+	iw_timer_init(&id->t_accept, on_accept_retry);
 	iw_timer_init(&id->t_close, on_close_timeout);
 	iw_timer_init(&id->t_free, id_free_fire);
 	iw_timer_init(&id->t_retry, on_retry_fire);

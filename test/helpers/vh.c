@@ -357,7 +357,8 @@ void vh_pair_listen(struct vh_pair *p, const struct vh_cfg *cfg)
 	th_loopback(cfg->family, 0, &ss);
 	ck_assert_msg(iwcm_bind_addr(p->listen, (struct sockaddr *)&ss) == 0, "iwcm_bind_addr: %s",
 		      strerror(errno));
-	ck_assert_msg(iwcm_listen(p->listen, 128) == 0, "iwcm_listen: %s", strerror(errno));
+	ck_assert_msg(iwcm_listen(p->listen, cfg->backlog ? cfg->backlog : 128) == 0,
+		      "iwcm_listen: %s", strerror(errno));
 	p->port = iwcm_get_src_port(p->listen);
 	ck_assert_uint_ne(p->port, 0);
 }

@@ -180,6 +180,7 @@ struct vh_cfg {
 	bool default_channel;	  /* iwcm_create_event_channel(): ids on the default context */
 	int c_rfc7306, s_rfc7306; /* iwv_qp_init_attr.rfc7306 of each side's QP */
 	unsigned c_rnr_hold_ms, s_rnr_hold_ms; /* iwv_qp_init_attr.rnr_hold_ms of each */
+	int backlog;			       /* the listener's (0: 128) */
 	/* Called with the side's QP in INIT, just before connect / accept. */
 	void (*before_connect)(struct vh_pair *p);
 	void (*before_accept)(struct vh_pair *p);

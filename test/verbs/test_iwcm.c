@@ -16,6 +16,7 @@
  * not share an encoder with the code under test.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 
 #include <iwarp/iwcm.h>
 #include <iwarp/iwv.h>
@@ -1249,6 +1251,121 @@ START_TEST(a_peer_speaking_garbage_is_dropped_and_the_listener_keeps_working)
 }
 END_TEST
 
+/*
+ * At its backlog a listener stops accepting instead of resetting: two raw
+ * clients that never send their MPA Request fill a backlog of 2, and a real
+ * client's connection waits in the kernel's accept queue - no
+ * CONNECT_REQUEST, no error - until the listener's MPA timeout has ended the
+ * raw ones; then it connects and moves data.
+ */
+START_TEST(a_listener_at_its_backlog_holds_new_connections_back_instead_of_resetting_them)
+{
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	int raw[2];
+	uint64_t end;
+
+	vh_cfg_default(&cfg);
+	cfg.backlog = 2;
+	cfg.s_opt_set = true;
+	iwcm_options_default(&cfg.s_opt);
+	cfg.s_opt.timeout_ms = 1500;
+	vh_pair_listen(&p, &cfg);
+	for (int i = 0; i < 2; i++)
+		raw[i] = raw_connect(p.port);
+	vh_pair_connect(&p);
+	end = th_now_ms() + 1000;
+	while (th_now_ms() < end) {
+		vh_step(&p.w);
+		vh_expect_no_event(&p.w, p.listen);
+		vh_expect_no_event(&p.w, p.c.id);
+		usleep(5000);
+	}
+	for (int i = 0; i < 2; i++) {
+		raw_wait_closed(&p.w, raw[i], p.listen);
+		close(raw[i]);
+	}
+	vh_pair_accept(&p);
+	vh_pair_wait_up(&p);
+	exchange(&p, th_seed_for(16));
+	vh_pair_down(&p);
+}
+END_TEST
+
+/* The highest descriptor open in this process. */
+static int highest_fd(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int hi = 2;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && atoi(e->d_name) > hi)
+			hi = atoi(e->d_name);
+	closedir(d);
+	return hi;
+}
+
+/*
+ * A listener that runs out of descriptors (accept: EMFILE) pauses instead of
+ * spinning on the connection it cannot take - with an engine thread, which
+ * would otherwise burn a CPU - and takes it once descriptors are free again.
+ */
+START_TEST(a_listener_out_of_descriptors_pauses_instead_of_spinning_and_accepts_later)
+{
+	enum { MAXFILL = 4096 };
+	static int fill[MAXFILL];
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	struct sockaddr_storage ss;
+	struct rlimit old, low;
+	struct rusage r0, r1;
+	uint8_t req[64];
+	size_t n = mpa_req_rev1(req, "raw");
+	struct vh_ev ev;
+	int nfill = 0, fd;
+	long cpu_ms;
+
+	vh_cfg_default(&cfg);
+	cfg.s_thread = 1;
+	vh_pair_listen(&p, &cfg);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	th_loopback(AF_INET, p.port, &ss);
+	/* every descriptor below the limit taken */
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)highest_fd() + 1;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nfill < MAXFILL && (fill[nfill] = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		nfill++;
+	ck_assert_int_eq(errno, EMFILE);
+	ck_assert_msg(connect(fd, (struct sockaddr *)&ss, sizeof(struct sockaddr_in)) == 0,
+		      "connect: %s", strerror(errno));
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &r0), 0);
+	usleep(1000000);
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &r1), 0);
+	cpu_ms = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec -
+		  r0.ru_stime.tv_sec) *
+			 1000L +
+		 (r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
+		  r0.ru_stime.tv_usec) /
+			 1000L;
+	while (nfill > 0)
+		close(fill[--nfill]);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	ck_assert_msg(cpu_ms < 300, "%ld ms of CPU in 1 s out of descriptors", cpu_ms);
+	raw_send(fd, req, n);
+	vh_expect(&p.w, p.listen, IWCM_EVENT_CONNECT_REQUEST, &ev);
+	vh_same(ev.pd, "raw", 3, "raw request private data");
+	ck_assert_int_eq(iwcm_destroy_id(ev.id), 0);
+	vh_forget(&p.w, ev.id);
+	close(fd);
+	vh_pair_down(&p);
+}
+END_TEST
+
 /* A CONNECT_REQUEST of the raw client, if queued: destroyed unanswered. */
 static void drop_raw_request(struct vh_pair *p)
 {
@@ -1422,6 +1539,10 @@ static Suite *iwcm_suite(void)
 			    0, 4);
 	tcase_add_loop_test(
 		tc, a_raw_client_that_closes_during_the_mpa_exchange_leaves_nothing_behind, 0, 3);
+	tcase_add_test(
+		tc, a_listener_at_its_backlog_holds_new_connections_back_instead_of_resetting_them);
+	tcase_add_test(tc,
+		       a_listener_out_of_descriptors_pauses_instead_of_spinning_and_accepts_later);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -231,19 +231,25 @@ void iwv_eng_accept_all(struct iwv_engine *e, struct iwv_ep *ep)
 			iwv_eng_set_nodelay(fd);
 			e->ncb++;
 			ep->ops->accepted(ep, fd);
-			if (iwv_eng_gone(ep))
+			/* removed, or paused: the owner has no room for more */
+			if (iwv_eng_gone(ep) || (ep->eng_flags & IWV_EPF_RX_PAUSED))
 				return;
 			continue;
 		}
 		err = errno;
 		switch (err) {
 		case EAGAIN:
+			return;
 		case EMFILE:
 		case ENFILE:
 		case ENOBUFS:
 		case ENOMEM:
 			/* Out of descriptors or memory: the connection waits in
-			 * the backlog and the next readiness tries again. */
+			 * the backlog, the listener pauses (its readiness would
+			 * stay and spin) and the owner says when to try again. */
+			ep->eng_flags |= IWV_EPF_RX_PAUSED;
+			e->ncb++;
+			ep->ops->accepted(ep, -err);
 			return;
 		case EINTR:
 		case ECONNABORTED:

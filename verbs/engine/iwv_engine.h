@@ -39,7 +39,9 @@
  *
  * Reception pauses on request (iwv_engine_rx_pause(): nothing more is read,
  * so TCP flow control holds the peer back); otherwise rx_buf must always
- * give space (with io_uring the buffer stays lent to a recv in flight).
+ * give space (with io_uring the buffer stays lent to a recv in flight).  A
+ * paused listener accepts nothing: new connections wait in the kernel's
+ * accept queue, and past it the peers' TCP retries its SYN.
  */
 #ifndef IWARP_IWV_ENGINE_H
 #define IWARP_IWV_ENGINE_H
@@ -87,8 +89,11 @@ struct iwv_ep_ops {
 	 * the owner calls iwv_engine_remove()). */
 	void (*connected)(struct iwv_ep *ep, int err);
 	/* LISTEN: a new connection: fd (non-blocking, CLOEXEC, TCP_NODELAY set) now
-	 * belongs to the callee; or fd = -errno if accept failed in a way that stops
-	 * the listener (EMFILE and the like are retried later, not reported). */
+	 * belongs to the callee; or fd = -errno: -EMFILE, -ENFILE, -ENOBUFS or
+	 * -ENOMEM (out of descriptors or memory) pause the listener, as
+	 * iwv_engine_rx_pause(ep, true) would, until the owner resumes it (a
+	 * level-triggered wait would otherwise spin on the connection that
+	 * cannot be taken); any other -errno stops the listener for good. */
 	void (*accepted)(struct iwv_ep *ep, int fd);
 	/* After iwv_engine_remove(): the engine no longer refers to ep; its fd is
 	 * closed.  The owner may free ep and its buffers now. */

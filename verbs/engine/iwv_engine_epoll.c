@@ -87,7 +87,8 @@ static void ep_update(struct ep_engine *pe, struct iwv_ep *ep)
 	if (!(f & (IWV_EPF_REMOVED | IWV_EPF_DEAD))) {
 		switch (ep->kind) {
 		case IWV_EP_LISTEN:
-			want = EPOLLIN;
+			if (!(f & IWV_EPF_RX_PAUSED))
+				want = EPOLLIN;
 			break;
 		case IWV_EP_CONNECTING:
 			want = EPOLLOUT;
@@ -267,7 +268,7 @@ static void ep_event(struct ep_engine *pe, struct iwv_ep *ep, uint32_t events)
 {
 	switch (ep->kind) {
 	case IWV_EP_LISTEN:
-		iwv_eng_accept_all(&pe->base, ep);
+		iwv_eng_accept_all(&pe->base, ep); /* paused or dead: ep_update below */
 		break;
 	case IWV_EP_CONNECTING:
 		ep_connect_done(pe, ep, events);
@@ -362,6 +363,8 @@ static void ep_rx_changed(struct iwv_engine *e, struct iwv_ep *ep)
 {
 	struct ep_engine *pe = to_ep_engine(e);
 
+	if (ep->kind == IWV_EP_LISTEN)
+		ep_update(pe, ep); /* level-triggered: the next wait accepts */
 	if (ep->kind != IWV_EP_STREAM)
 		return;
 	ep_update(pe, ep);

@@ -81,8 +81,9 @@ int iwv_eng_connect_outcome(int fd, bool writable, bool hup);
 /*
  * Accept what the listening ep has pending (a bounded batch), reporting each
  * through accepted().  A failure that stops the listener is reported once and
- * marks the ep IWV_EPF_DEAD; transient ones (EMFILE, aborted handshakes) are
- * left for the next readiness.  Stops early if a callback removed ep.
+ * marks the ep IWV_EPF_DEAD; running out of descriptors or memory is reported
+ * and pauses it (IWV_EPF_RX_PAUSED, the backend drops its wait); aborted
+ * handshakes are skipped.  Stops early if a callback removed or paused ep.
  */
 void iwv_eng_accept_all(struct iwv_engine *e, struct iwv_ep *ep);
 

@@ -11,8 +11,9 @@
  *   SEND    STREAM: one sendmsg of up to IWV_ENG_MAX_IOV iovecs; a kick while
  *           it flies only sets TX_WANT, and the completion asks tx_iov()
  *           again, so many kicks make few sends;
- *   RXPOLL  LISTEN: POLLIN, then an accept4() loop, then re-armed.  STREAM:
- *           the wait that follows a recv answered -EAGAIN;
+ *   RXPOLL  LISTEN: POLLIN, then an accept4() loop, then re-armed unless
+ *           paused (a poll that completes while paused accepts nothing).
+ *           STREAM: the wait that follows a recv answered -EAGAIN;
  *   TXPOLL  CONNECTING: POLLOUT, then SO_ERROR decides.  STREAM: the wait
  *           that follows a sendmsg answered -EAGAIN.
  *
@@ -261,7 +262,8 @@ static void ur_arm(struct ur_engine *ue, struct iwv_ep *ep)
 		return;
 	switch (ep->kind) {
 	case IWV_EP_LISTEN:
-		ur_poll(ue, ep, UR_RXPOLL, POLLIN);
+		if (!(ep->eng_flags & IWV_EPF_RX_PAUSED))
+			ur_poll(ue, ep, UR_RXPOLL, POLLIN);
 		break;
 	case IWV_EP_CONNECTING:
 		ur_poll(ue, ep, UR_TXPOLL, POLLOUT);
@@ -347,7 +349,7 @@ static void ur_complete(struct ur_engine *ue, struct iwv_ep *ep, enum ur_op op, 
 	case UR_RXPOLL:
 		if (ep->kind != IWV_EP_LISTEN)
 			ep->eng_flags &= ~URF_RX_EAGAIN; /* the recv comes next */
-		else if (res != -ECANCELED)
+		else if (res != -ECANCELED && !(ep->eng_flags & IWV_EPF_RX_PAUSED))
 			iwv_eng_accept_all(e, ep);
 		break;
 	case UR_TXPOLL:
@@ -450,7 +452,7 @@ static void ur_kick_tx(struct iwv_engine *e, struct iwv_ep *ep)
  * delivered: the owner keeps what it cannot take yet).  Resumed: armed. */
 static void ur_rx_changed(struct iwv_engine *e, struct iwv_ep *ep)
 {
-	if (ep->kind == IWV_EP_STREAM && !(ep->eng_flags & IWV_EPF_RX_PAUSED))
+	if (ep->kind != IWV_EP_CONNECTING && !(ep->eng_flags & IWV_EPF_RX_PAUSED))
 		ur_arm((struct ur_engine *)e, ep);
 }
 
