@@ -123,6 +123,7 @@ struct iwcm_id_int {
 	bool disc;	      /* DISCONNECTED was reported */
 	bool orphan;	      /* passive id refused before the program saw it */
 	int events_unacked;
+	int queued; /* events on the channel's queue naming it (as id or listen_id) */
 	uint8_t *rxbuf;
 	size_t rxcap;
 	struct mpa_setup *mpa;
@@ -242,6 +243,7 @@ static struct ev_int *ev_post(struct iwcm_id_int *id, enum iwcm_event_type type,
 	else
 		ch->head = ev;
 	ch->tail = ev;
+	id->queued++;
 	iwv_efd_signal(ch->efd, true);
 	trace(id, "event %s status %d (%s)", iwcm_event_str(type), status,
 	      iw_err ? iwv_errname(iw_err) : "ok");
@@ -722,6 +724,7 @@ static void on_request(struct iwcm_id_int *id)
 	if (!ev)
 		return;
 	ev->pub.listen_id = &id->listener->pub;
+	id->listener->queued++;
 	ev_set_pd(ev, f->pd, f->pd_len);
 	ev->pub.mpa.mpa_rev = f->rev;
 	ev->pub.mpa.crc = f->crc;
@@ -1207,12 +1210,20 @@ static void purge_events(struct iwcm_id_int *id)
 	struct iwcm_chan_int *ch = id->ch;
 	struct ev_int **pp = &ch->head, *ev;
 
+	/* most ids have none queued: no walk of the channel's queue (a
+	 * program tearing down thousands of connections would walk it once
+	 * per id) */
+	if (id->queued == 0)
+		return;
 	ch->tail = NULL;
 	while ((ev = *pp)) {
 		if (ev->pub.id == &id->pub || ev->pub.listen_id == &id->pub) {
 			struct iwcm_id_int *child = (struct iwcm_id_int *)ev->pub.id;
 
 			*pp = ev->next;
+			child->queued--;
+			if (ev->pub.listen_id)
+				((struct iwcm_id_int *)ev->pub.listen_id)->queued--;
 			if (child != id && ev->pub.event == IWCM_EVENT_CONNECT_REQUEST) {
 				conn_end(child, true);
 				child_dropped(child);
@@ -1717,7 +1728,7 @@ int iwcm_get_cm_event(struct iwcm_event_channel *pub, struct iwcm_event **event)
 	for (;;) {
 		struct ev_int *ev;
 
-		iwv_ctx_progress(ctx);
+		iwv_ctx_progress_for(ctx, NULL);
 		ev = ch->head;
 		if (ev) {
 			ch->head = ev->next;
@@ -1726,8 +1737,11 @@ int iwcm_get_cm_event(struct iwcm_event_channel *pub, struct iwcm_event **event)
 				iwv_efd_signal(ch->efd, false);
 			}
 			((struct iwcm_id_int *)ev->pub.id)->events_unacked++;
-			if (ev->pub.listen_id)
+			((struct iwcm_id_int *)ev->pub.id)->queued--;
+			if (ev->pub.listen_id) {
 				((struct iwcm_id_int *)ev->pub.listen_id)->events_unacked++;
+				((struct iwcm_id_int *)ev->pub.listen_id)->queued--;
+			}
 			UNLOCK(ctx);
 			*event = &ev->pub;
 			return 0;

@@ -89,7 +89,7 @@ int iwv_get_async_event(struct iwv_context *context, struct iwv_async_event *eve
 	nonblock = (fcntl(ctx->pub.async_fd, F_GETFL) & O_NONBLOCK) != 0;
 	pthread_mutex_lock(&ctx->lock);
 	for (;;) {
-		iwv_ctx_progress(ctx);
+		iwv_ctx_progress_for(ctx, NULL);
 		if (!iw_list_empty(&ctx->async_q)) {
 			struct iw_list *l = ctx->async_q.next;
 			struct iwv_async_node *n = iw_container_of(l, struct iwv_async_node, link);

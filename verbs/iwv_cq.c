@@ -72,6 +72,16 @@ int iwv_destroy_comp_channel(struct iwv_comp_channel *pub)
 /* CQs                                                                      */
 /* ---------------------------------------------------------------------- */
 
+/* `cq` was polled empty (or goes): no longer hidden (iwv_ctx.h, hidden_fd). */
+static void cq_seen(struct iwv_ctx *ctx, struct iwv_cq_int *cq)
+{
+	if (!cq->hidden)
+		return;
+	cq->hidden = false;
+	if (--ctx->hidden_n == 0)
+		iwv_efd_signal(ctx->hidden_fd, false);
+}
+
 struct iwv_cq *iwv_create_cq(struct iwv_context *context, int cqe, void *cq_context,
 			     struct iwv_comp_channel *channel, int comp_vector)
 {
@@ -120,6 +130,7 @@ int iwv_destroy_cq(struct iwv_cq *pub)
 	}
 	if (cq->pub.channel)
 		cq->pub.channel->refcnt--;
+	cq_seen(ctx, cq);
 	ctx->users--;
 	pthread_mutex_unlock(&ctx->lock);
 	free(cq->ring.e);
@@ -151,11 +162,22 @@ static void cq_notify(struct iwv_cq_int *cq, const struct iwv_wc *wc)
 
 bool iwv_cq_push(struct iwv_cq_int *cq, const struct iwv_wc *wc)
 {
+	struct iwv_ctx *ctx;
+
 	if (!wc_ring_push(&cq->ring, wc)) {
 		cq->full = true;
 		return false;
 	}
 	cq_notify(cq, wc);
+	/* progress run for another call filled a CQ without a channel: make
+	 * the channel fds readable (iwv_ctx.h, hidden_fd) */
+	ctx = ctx_of(cq->pub.context);
+	if (ctx->progress_api && ctx->progress_cq != cq && !cq->pub.channel && !cq->hidden &&
+	    ctx->hidden_fd >= 0) {
+		cq->hidden = true;
+		if (ctx->hidden_n++ == 0)
+			iwv_efd_signal(ctx->hidden_fd, true);
+	}
 	return true;
 }
 
@@ -190,7 +212,7 @@ int iwv_get_cq_event(struct iwv_comp_channel *pub, struct iwv_cq **cq_out, void 
 	for (;;) {
 		struct iwv_cq_int *cq;
 
-		iwv_ctx_progress(ctx);
+		iwv_ctx_progress_for(ctx, NULL);
 		cq = ch->ev_head;
 		if (cq) {
 			ch->ev_head = cq->ev_next;
@@ -239,9 +261,12 @@ static void cq_refill(struct iwv_cq_int *cq)
 	struct iwv_ctx *ctx = ctx_of(cq->pub.context);
 
 	cq->full = false;
-	for (struct iwv_qp_int *qp = ctx->qps; qp; qp = qp->next)
+	for (struct iw_list *l = ctx->qps.next; l != &ctx->qps; l = l->next) {
+		struct iwv_qp_int *qp = iw_container_of(l, struct iwv_qp_int, ctx_node);
+
 		if (cq_of(qp->pub.send_cq) == cq || cq_of(qp->pub.recv_cq) == cq)
 			iwv_qp_stage_flush(qp);
+	}
 }
 
 int iwv_poll_cq(struct iwv_cq *pub, int num_entries, struct iwv_wc *wc)
@@ -258,7 +283,7 @@ int iwv_poll_cq(struct iwv_cq *pub, int num_entries, struct iwv_wc *wc)
 	/* A polling program makes progress itself, engine thread or not: waiting
 	 * for the thread's wake-up would add it to every round trip. */
 	if (cq->ring.count == 0)
-		iwv_ctx_progress(ctx);
+		iwv_ctx_progress_for(ctx, cq);
 	while (n < num_entries) {
 		struct iwv_wc *e = wc_ring_front(&cq->ring);
 
@@ -275,6 +300,8 @@ int iwv_poll_cq(struct iwv_cq *pub, int num_entries, struct iwv_wc *wc)
 	}
 	if (cq->full)
 		cq_refill(cq);
+	if (cq->ring.count == 0)
+		cq_seen(ctx, cq);
 	if (num_entries > 0)
 		iwv_ctx_poll_end(ctx, n == 0);
 	pthread_mutex_unlock(&ctx->lock);

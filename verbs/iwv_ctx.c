@@ -151,6 +151,8 @@ static void ctx_free(struct iwv_ctx *ctx)
 		close(ctx->wake_fd);
 	if (ctx->timer_fd >= 0)
 		close(ctx->timer_fd);
+	if (ctx->hidden_fd >= 0)
+		close(ctx->hidden_fd);
 	if (ctx->async_efd >= 0)
 		close(ctx->async_efd);
 	if (ctx->pub.async_fd >= 0)
@@ -195,11 +197,13 @@ struct iwv_context *iwv_open_context(const struct iwv_context_attr *attr_in)
 	ctx->attr = attr;
 	ctx->wake_fd = -1;
 	ctx->timer_fd = -1;
+	ctx->hidden_fd = -1;
 	ctx->async_efd = -1;
 	iw_list_init(&ctx->async_q);
 	ctx->next_handle = 1;
 	iw_list_init(&ctx->reclaim);
 	iw_list_init(&ctx->deferred);
+	iw_list_init(&ctx->qps);
 	iw_timers_init(&ctx->timers);
 	ctx->timerfd_due = IW_TIMER_NONE;
 	pthread_mutex_init(&ctx->lock, NULL);
@@ -238,7 +242,16 @@ struct iwv_context *iwv_open_context(const struct iwv_context_attr *attr_in)
 			return NULL;
 		}
 	}
-	/* after the thread started: without one, the engine and timer fds join it */
+	if (!ctx->thread_on) {
+		ctx->hidden_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (ctx->hidden_fd < 0) {
+			ctx_free(ctx);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	/* after the thread started: without one, the engine, timer and hidden
+	 * completion fds join it */
 	r = iwv_chan_fds_open(ctx, &ctx->async_efd, &ctx->pub.async_fd);
 	if (r != IW_OK) {
 		ctx_stop_thread(ctx);
@@ -449,6 +462,18 @@ int iwv_ctx_progress(struct iwv_ctx *ctx)
 	/* also after a cancel: a timerfd left at a cancelled (earlier) timer
 	 * would stay readable and keep every channel fd awake */
 	ctx_timerfd_update(ctx);
+	return n;
+}
+
+int iwv_ctx_progress_for(struct iwv_ctx *ctx, struct iwv_cq_int *cq)
+{
+	int n;
+
+	ctx->progress_api = true;
+	ctx->progress_cq = cq;
+	n = iwv_ctx_progress(ctx);
+	ctx->progress_api = false;
+	ctx->progress_cq = NULL;
 	return n;
 }
 
@@ -675,7 +700,8 @@ static void *engine_thread_main(void *arg)
 /*
  * Without an engine thread the epoll set also holds the engine fd and the
  * context's timerfd: the program's poll() then wakes for the work that the
- * channel's get-event call turns into events.
+ * channel's get-event call turns into events; and hidden_fd, for completions
+ * that progress made for another call put into a CQ without a channel.
  */
 int iwv_chan_fds_open(struct iwv_ctx *ctx, int *efd, int *epfd)
 {
@@ -687,7 +713,8 @@ int iwv_chan_fds_open(struct iwv_ctx *ctx, int *efd, int *epfd)
 	if (*efd >= 0 && *epfd >= 0 && epoll_ctl(*epfd, EPOLL_CTL_ADD, *efd, &ev) == 0 &&
 	    (ctx->thread_on ||
 	     (epoll_ctl(*epfd, EPOLL_CTL_ADD, iwv_engine_fd(ctx->eng), &ev) == 0 &&
-	      epoll_ctl(*epfd, EPOLL_CTL_ADD, ctx->timer_fd, &ev) == 0)))
+	      epoll_ctl(*epfd, EPOLL_CTL_ADD, ctx->timer_fd, &ev) == 0 &&
+	      epoll_ctl(*epfd, EPOLL_CTL_ADD, ctx->hidden_fd, &ev) == 0)))
 		return IW_OK;
 	e = errno;
 	if (*efd >= 0)

@@ -35,6 +35,7 @@
 #define IWV_QP_RD_DEFAULT 16  /* IRD/ORD 0 in iwcm_conn_param means this */
 
 struct iwv_qp_int;
+struct iwv_cq_int;
 
 struct iwv_ctx {
 	struct iwv_context pub;
@@ -43,13 +44,23 @@ struct iwv_ctx {
 	struct ddp_stag_table *stags;
 	struct iwv_context_attr attr;
 	uint32_t next_handle;
-	int users;		 /* PDs, CQs, completion and CM channels holding the context */
-	struct iw_list reclaim;	 /* objects waiting for the engine before they can be freed */
-	struct iwv_qp_int *qps;	 /* every QP (a full CQ is refilled from them) */
+	int users;		/* PDs, CQs, completion and CM channels holding the context */
+	struct iw_list reclaim; /* objects waiting for the engine before they can be freed */
+	struct iw_list qps; /* every QP, iwv_qp_int.ctx_node (a full CQ is refilled from them) */
 	struct iw_timers timers; /* due times in ns of iwv_now_ns() */
 	uint64_t timerfd_due;	 /* what timer_fd is armed to (IW_TIMER_NONE: disarmed) */
 	int wake_fd;		 /* eventfd: wakes the engine thread */
 	int timer_fd;		 /* timerfd at the earliest timer (in every channel's epoll set) */
+	/* Without an engine thread: an eventfd in every channel's epoll set,
+	 * signalled while a CQ without a completion channel holds completions
+	 * that a progress pass run for something else put there (`hidden` CQs,
+	 * iwv_ctx_progress_for): the program polled that CQ before they came,
+	 * and the socket that brought them is drained, so no other fd would
+	 * wake a program that now sleeps.  -1 with an engine thread. */
+	int hidden_fd;
+	int hidden_n;			/* CQs marked hidden */
+	bool progress_api;		/* inside iwv_ctx_progress_for() */
+	struct iwv_cq_int *progress_cq; /* ... run by a poll of this CQ (else NULL) */
 	pthread_t thread;
 	bool thread_on, thread_stop;
 	/* The engine thread's standing aside (iwv_ctx.c, before
@@ -94,6 +105,10 @@ void *iwv_ctx_obj_new(struct iwv_ctx *ctx, size_t size);
 /* One non-blocking pass: engine I/O, then due timers.  Returns the engine's
  * callback count. */
 int iwv_ctx_progress(struct iwv_ctx *ctx);
+/* The same, run by a call of the program: a poll of `cq`, or (NULL) a call
+ * that returns events.  Completions it puts into another CQ without a
+ * completion channel mark that CQ hidden (iwv_cq_push). */
+int iwv_ctx_progress_for(struct iwv_ctx *ctx, struct iwv_cq_int *cq);
 /* Wait (lock held on entry and exit; dropped while waiting) for engine or
  * wake activity, a due timer, or until deadline_ns; extra_fd (or -1) is also
  * watched.  -1 with errno (EINTR when a signal arrived), else 0. */

@@ -57,7 +57,8 @@ struct iwv_srq_int {
 	struct iwv_srq pub;
 	struct iwv_srq_attr attr; /* granted max_wr, max_sge; srq_limit armed (0: disarmed) */
 	struct rdmap_srq *rs;
-	int users; /* QPs created on it */
+	int users;	    /* QPs created on it */
+	struct iw_list qps; /* ... the same QPs (iwv_qp_int.srq_node) */
 	unsigned int events_unacked;
 	struct iwv_async_node limit_ev; /* IWV_EVENT_SRQ_LIMIT_REACHED */
 };
@@ -103,8 +104,9 @@ struct iwv_cq_int {
 	unsigned int events_unacked;
 	bool ev_queued; /* on its channel's event list */
 	struct iwv_cq_int *ev_next;
-	int users; /* QPs attached */
-	bool full; /* a QP could not move a completion in: refill on poll */
+	int users;   /* QPs attached */
+	bool full;   /* a QP could not move a completion in: refill on poll */
+	bool hidden; /* counted in ctx->hidden_n (iwv_ctx.h) until polled empty */
 };
 
 static inline struct iwv_cq_int *cq_of(struct iwv_cq *cq)
@@ -153,7 +155,8 @@ struct iwv_qp_int {
 	bool destroying;	 /* iwv_destroy_qp runs: no more events */
 	bool user_err;		 /* the program moved it to ERR (iwv_modify_qp): no QP_FATAL */
 	bool llp_broken;	 /* the connection was reset (iwv_qp_llp_broken) */
-	struct iwv_qp_int *next; /* ctx->qps */
+	struct iw_list ctx_node; /* on ctx->qps */
+	struct iw_list srq_node; /* on its SRQ's qps (an empty list without one) */
 };
 
 static inline struct iwv_qp_int *qp_of(struct iwv_qp *qp)

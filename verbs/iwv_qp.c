@@ -366,6 +366,8 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	iwv_async_node_init(&qp->fatal_ev, IWV_EVENT_QP_FATAL, &qp->pub);
 	iwv_async_node_init(&qp->last_wqe_ev, IWV_EVENT_QP_LAST_WQE_REACHED, &qp->pub);
 	iwv_deferred_init(&qp->kick, qp_kick_deferred);
+	iw_list_init(&qp->ctx_node);
+	iw_list_init(&qp->srq_node);
 	qp->slots = calloc(c->max_send_wr, sizeof(*qp->slots));
 	qp->free_slots = calloc(c->max_send_wr, sizeof(*qp->free_slots));
 	qp->sstage.e = calloc(c->max_send_wr, sizeof(*qp->sstage.e));
@@ -422,8 +424,9 @@ struct iwv_qp *iwv_create_qp(struct iwv_pd *pd, struct iwv_qp_init_attr *attr)
 	cq_of(attr->recv_cq)->users++;
 	if (attr->srq)
 		srq_of(attr->srq)->users++;
-	qp->next = ctx->qps;
-	ctx->qps = qp;
+	iw_list_add_tail(&ctx->qps, &qp->ctx_node);
+	if (attr->srq)
+		iw_list_add_tail(&srq_of(attr->srq)->qps, &qp->srq_node);
 	pthread_mutex_unlock(&ctx->lock);
 	return &qp->pub;
 }
@@ -451,11 +454,8 @@ int iwv_destroy_qp(struct iwv_qp *pub)
 		qp->link = NULL;
 	}
 	qp_flush_all(qp);
-	for (struct iwv_qp_int **pp = &ctx->qps; *pp; pp = &(*pp)->next)
-		if (*pp == qp) {
-			*pp = qp->next;
-			break;
-		}
+	iw_list_del(&qp->ctx_node);
+	iw_list_del(&qp->srq_node);
 	iwv_pd_use(qp->pub.pd, -1);
 	cq_of(qp->pub.send_cq)->users--;
 	cq_of(qp->pub.recv_cq)->users--;

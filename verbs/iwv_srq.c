@@ -48,6 +48,7 @@ struct iwv_srq *iwv_create_srq(struct iwv_pd *pd, struct iwv_srq_init_attr *attr
 		errno = iwv_errno(r);
 		return NULL;
 	}
+	iw_list_init(&srq->qps);
 	srq->pub.context = pd->context;
 	srq->pub.srq_context = attr->srq_context;
 	srq->pub.pd = pd;
@@ -158,9 +159,8 @@ int iwv_post_srq_recv(struct iwv_srq *pub, struct iwv_recv_wr *wr, struct iwv_re
 			break;
 		}
 	}
-	for (struct iwv_qp_int *qp = ctx->qps; qp; qp = qp->next)
-		if (qp->pub.srq == &srq->pub)
-			iwv_qp_rx_ready(qp);
+	for (struct iw_list *l = srq->qps.next; l != &srq->qps; l = l->next)
+		iwv_qp_rx_ready(iw_container_of(l, struct iwv_qp_int, srq_node));
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }

@@ -1598,6 +1598,47 @@ START_TEST(engine_thread_comes_back_when_the_program_stops_polling)
 END_TEST
 
 /*
+ * Completions are never hidden from the fds that signal them: without an
+ * engine thread, a poll of the send CQ that receives a Send puts its
+ * completion into the receive CQ, which the program polled before it came;
+ * the channel fds must be readable then (the socket that brought it is
+ * drained), and quiet again once the receive CQ is polled empty.
+ */
+START_TEST(a_completion_moved_by_polling_another_cq_makes_the_channel_fd_readable)
+{
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	struct vh_buf *src, *rcv;
+	struct iwv_wc wc;
+	struct pollfd pfd;
+
+	vh_cfg_default(&cfg);
+	cfg.two_ctx = true;
+	cfg.c_thread = 0;
+	cfg.s_thread = 0;
+	vh_pair_up(&p, &cfg);
+	src = vh_buf_new(&p, &p.c, 64, IWV_ACCESS_LOCAL_WRITE);
+	rcv = vh_buf_new(&p, &p.s, 64, IWV_ACCESS_LOCAL_WRITE);
+	vh_fill(src->p, 64, th_seed_for(114));
+	vh_post_recv(p.s.qp, 1, rcv, 0, 64);
+	ck_assert_int_eq(iwv_poll_cq(p.s.rcq, 1, &wc), 0);
+	vh_post_send(p.c.qp, IWV_WR_SEND, 1, 0, src, 0, 64, NULL, 0);
+	/* sent (the client's progress, which also ends its first-FPDU pause) */
+	expect_run(&p, p.c.scq, 1, 1, IWV_WC_SUCCESS, IWV_WC_SEND);
+	usleep(100000); /* the Send waits in the server's socket */
+	ck_assert_int_eq(iwv_poll_cq(p.s.scq, 1, &wc), 0);
+	pfd = (struct pollfd){.fd = p.s.ch->fd, .events = POLLIN};
+	ck_assert_msg(poll(&pfd, 1, 2000) == 1, "the CM channel fd stayed quiet");
+	ck_assert_int_eq(iwv_poll_cq(p.s.rcq, 1, &wc), 1);
+	vh_wc_is(&wc, 1, IWV_WC_SUCCESS, IWV_WC_RECV);
+	vh_same(rcv->p, src->p, 64, "the Send");
+	ck_assert_int_eq(iwv_poll_cq(p.s.rcq, 1, &wc), 0);
+	ck_assert_msg(poll(&pfd, 1, 0) == 0, "the CM channel fd stays readable");
+	vh_pair_down(&p);
+}
+END_TEST
+
+/*
  * Receiver not ready (iwv_qp_init_attr.rnr_hold_ms): Sends that find no
  * receive wait for one instead of ending the connection.  The client sends
  * three messages of several FPDUs each (and, with the engine in between,
@@ -2354,6 +2395,7 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, engine_thread_wakes_a_thread_blocked_in_get_cq_event);
 	tcase_add_test(tc, engine_thread_writes_a_batch_of_posts_nobody_polls_for);
 	tcase_add_test(tc, engine_thread_comes_back_when_the_program_stops_polling);
+	tcase_add_test(tc, a_completion_moved_by_polling_another_cq_makes_the_channel_fd_readable);
 	tcase_add_test(tc, rnr_hold_sends_wait_for_their_receives);
 	tcase_add_test(tc, rnr_hold_sends_wait_for_their_receives_with_engine_threads);
 	tcase_add_test(tc, rnr_hold_each_message_waits_on_its_own_clock);
