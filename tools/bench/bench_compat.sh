@@ -13,7 +13,7 @@
 # Environment:
 #   BUILD    meson build directory (tools/iwrun, tools/iwperf; default: build)
 #   SECS     seconds per bandwidth run (default: 3)
-#   ITERS    round trips per perftest latency run (default: 20000)
+#   ITERS    round trips per perftest latency run (default: 100000)
 #   REPEAT   runs per case and program, interleaved; the medians are shown
 #            (default: 1)
 #   PIN      1: servers on CPU 0, clients on CPU 1 (taskset) in the bandwidth
@@ -29,16 +29,25 @@
 #            its own program for every message.
 #
 # Cases (ratio = perftest / iwperf of the same round, the median over the
-# rounds and their range; bandwidth target >= 0.95, RTT <= 1.05):
+# rounds and their range; bandwidth target >= 0.95, RTT <= 1.05; the two
+# runs of a ratio alternate their order from round to round):
 #   RDMA Write, RDMA Read, Send of 64 KiB     bandwidth, GB/s (1e9 octets/s):
-#       perftest -R --report_gbits / 8, iwperf's gbytes_per_s
+#       perftest -R --report_gbits / 8, iwperf's gbytes_per_s; iwperf with
+#       perftest's queue depths over iwarp0 (it prints them: "TX depth 128",
+#       and for Reads "Outstand reads 128", iwarp0's max_qp_rd_atom), so
+#       --depth 128 and for Reads --ord 128 against a server with --ird 128
+#       (128 Reads of 64 KiB in flight run slower than iwperf's default 16)
 #   RDMA Write, Send of 2 octets, ping-pong   round trip, microseconds:
 #       perftest -R t_typical x 2 (perftest reports half the round trip),
 #       iwperf --pingpong lat_us_p50.  ib_write_lat waits for the peer's
 #       write by watching memory, so an engine thread must receive for it:
 #       its iwperf is --wait memory (both ends wait the same way, a server
 #       with --engine-thread); the row "iwperf polling" shows iwperf's
-#       default, which polls its CQ and so receives itself
+#       default, which polls its CQ and so receives itself.
+#       ib_send_lat polls its CQ as iwperf does; over the drop-in libraries
+#       it has an engine thread and runs unpinned (as ib_write_lat), so its
+#       iwperf has --engine-thread too and runs unpinned; the row "iwperf
+#       pinned, no engine thread" shows iwperf's fastest arrangement
 #   RDMA Write of 2 octets, ping-pong, iwrun --rt: ib_write_lat with the
 #       engine threads at real-time priority (needs root or CAP_SYS_NICE;
 #       else it runs as the case above), against iwperf --wait memory with
@@ -47,7 +56,7 @@ set -euo pipefail
 
 BUILD=${BUILD:-build}
 SECS=${SECS:-3}
-ITERS=${ITERS:-20000}
+ITERS=${ITERS:-100000}
 REPEAT=${REPEAT:-1}
 if [[ -z ${PIN:-} ]]; then
 	PIN=0
@@ -122,7 +131,7 @@ echo "command: ${0}  (BUILD=$BUILD SECS=$SECS ITERS=$ITERS REPEAT=$REPEAT PIN=$P
 echo "machine: $(nproc) CPUs, Linux $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-start_iwperf iwarp 1
+start_iwperf iwarp 1 --ird 128
 p_iwarp=$port
 start_iwperf tcp 1 --tcp-baseline
 p_tcp=$port
@@ -190,30 +199,59 @@ iwperf() {
 	fi
 }
 
+# Each case's perftest run and the iwperf run it is compared with go in one
+# order in odd rounds and the other in even ones, so a machine that speeds up
+# or slows down during the rounds does not favour either.
+# pair CASE PERFTEST-ARGS... -- IWPERF-ARGS...
+pair() {
+	local case=$1 i
+	shift
+	local -a a=() b=()
+	for ((i = 1; i <= $#; i++)); do
+		[[ ${!i} == -- ]] && break
+		a+=("${!i}")
+	done
+	b=("${@:i+1}")
+	if ((round % 2)); then
+		perftest "$case" "${a[@]}"
+		iwperf "$case" "${b[@]}"
+	else
+		iwperf "$case" "${b[@]}"
+		perftest "$case" "${a[@]}"
+	fi
+}
+
 for round in $(seq "$REPEAT"); do
 	for op in write read send; do
 		c="$op 64 KiB"
-		perftest "$c" "ib_${op}_bw" -s 65536 -D "$SECS" --report_gbits
-		iwperf "$c" iwarp "$p_iwarp" --op "$op" --size 65536 --seconds "$SECS"
+		ord=()
+		[[ $op == read ]] && ord=(--ord 128)
+		pair "$c" "ib_${op}_bw" -s 65536 -D "$SECS" --report_gbits \
+			-- iwarp "$p_iwarp" --op "$op" --size 65536 --seconds "$SECS" --depth 128 "${ord[@]}"
 		iwperf "$c" tcp "$p_tcp" --tcp-baseline --op "$op" --size 65536 --seconds "$SECS"
 	done
 	PT_PIN=0
+	IP_PIN=0
 	c="write 2 B ping-pong"
-	perftest "$c" ib_write_lat -s 2 -n "$ITERS"
-	IP_PIN=0 iwperf "$c" iwarp "$p_thread" --op write --pingpong --wait memory --size 2 \
-		--seconds "$SECS"
+	pair "$c" ib_write_lat -s 2 -n "$ITERS" \
+		-- iwarp "$p_thread" --op write --pingpong --wait memory --size 2 --seconds "$SECS"
+	IP_PIN=1
 	iwperf "$c" poll "$p_iwarp" --op write --pingpong --size 2 --seconds "$SECS"
 	iwperf "$c" tcp "$p_tcp" --tcp-baseline --op write --pingpong --size 2 --seconds "$SECS"
 	c="send 2 B ping-pong"
-	perftest "$c" ib_send_lat -s 2 -n "$ITERS"
-	iwperf "$c" iwarp "$p_iwarp" --op send --pingpong --size 2 --seconds "$SECS"
+	IP_PIN=0
+	pair "$c" ib_send_lat -s 2 -n "$ITERS" \
+		-- iwarp "$p_thread" --engine-thread --op send --pingpong --size 2 --seconds "$SECS"
+	IP_PIN=1
+	iwperf "$c" poll "$p_iwarp" --op send --pingpong --size 2 --seconds "$SECS"
 	iwperf "$c" tcp "$p_tcp" --tcp-baseline --op send --pingpong --size 2 --seconds "$SECS"
 	c="write 2 B ping-pong, iwrun --rt"
 	PT_OPTS=(--rt)
-	perftest "$c" ib_write_lat -s 2 -n "$ITERS"
+	IP_PIN=0
+	IWARP_ENGINE_RT=1 pair "$c" ib_write_lat -s 2 -n "$ITERS" \
+		-- iwarp "$p_thread_rt" --op write --pingpong --wait memory --size 2 --seconds "$SECS"
+	IP_PIN=1
 	PT_OPTS=()
-	IWARP_ENGINE_RT=1 IP_PIN=0 iwperf "$c" iwarp "$p_thread_rt" --op write --pingpong \
-		--wait memory --size 2 --seconds "$SECS"
 	PT_PIN=1
 done
 
@@ -262,19 +300,21 @@ print("|---|---:|---:|---:|---:|---:|:---:|")
 # receives by itself, ib_write_lat does not) is shown for what it is
 RT = "write 2 B ping-pong, iwrun --rt"
 POLL = "write 2 B ping-pong, iwperf polling its CQ"
+SPOLL = "send 2 B ping-pong, iwperf pinned, no engine thread"
 for rnd, r in rounds.get(RT, {}).items():
     base = rounds.get("write 2 B ping-pong", {}).get(rnd, {})
     if "tcp" in base:
         runs.setdefault(RT, {}).setdefault("tcp", []).append(base["tcp"])
-for rnd, r in rounds.get("write 2 B ping-pong", {}).items():
-    p = {k: r[k] for k in ("perftest", "tcp") if k in r}
-    if "poll" in r:
-        p["iwarp"] = r["poll"]
-    rounds.setdefault(POLL, {})[rnd] = p
-    for k, v in p.items():
-        runs.setdefault(POLL, {}).setdefault(k, []).append(v)
+for src, row in (("write 2 B ping-pong", POLL), ("send 2 B ping-pong", SPOLL)):
+    for rnd, r in rounds.get(src, {}).items():
+        p = {k: r[k] for k in ("perftest", "tcp") if k in r}
+        if "poll" in r:
+            p["iwarp"] = r["poll"]
+        rounds.setdefault(row, {})[rnd] = p
+        for k, v in p.items():
+            runs.setdefault(row, {}).setdefault(k, []).append(v)
 for case in ("write 64 KiB", "read 64 KiB", "send 64 KiB", "write 2 B ping-pong",
-             "send 2 B ping-pong", RT, POLL):
+             "send 2 B ping-pong", RT, POLL, SPOLL):
     lat = "ping-pong" in case
     unit = "us RTT" if lat else "GB/s"
     cmp, goal = ("<=", 1.05) if lat else (">=", 0.95)
@@ -296,6 +336,8 @@ for case in ("write 64 KiB", "read 64 KiB", "send 64 KiB", "write 2 B ping-pong"
     target = "%s %.2f" % (cmp, goal)
     if case == POLL:
         target, mt = "none: not the same wait", ""
+    if case == SPOLL:
+        target, mt = "none: not the same placement", ""
     print("| %s | %s | %s | %s | %s | %s | %s |" % (
         case, cell("perftest"), cell("iwarp"), cell("tcp"), rt, target, mt))
 EOF
