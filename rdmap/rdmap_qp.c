@@ -157,8 +157,18 @@ struct qp_slot {
 	int owner;	    /* send-queue index whose message this is, -1 for none */
 	bool last;	    /* last FPDU of that message */
 	bool term;	    /* our Terminate */
-	uint8_t *bounce;    /* private copy of the payload, made on conflict (see tx_protect) */
-	uint8_t *lin;	    /* the whole FPDU in one piece (many Markers, see tx_linearize) */
+};
+
+/*
+ * A slot's buffers, made when first needed and kept.  They live apart from
+ * the slots so the slot array (some 5 KiB per slot, for the iovecs and
+ * Markers of the largest FPDU) need not be zeroed: a slot's pages are touched
+ * only once it frames an FPDU, and an empty ring starts again at slot 0, so
+ * an idle connection keeps one or two slots resident, not all QP_SLOTS.
+ */
+struct qp_slot_mem {
+	uint8_t *bounce; /* private copy of the payload, made on conflict (see tx_protect) */
+	uint8_t *lin;	 /* the whole FPDU in one piece (many Markers, see tx_linearize) */
 };
 
 /* Octets of the longest FPDU on the wire: length field, ULPDU, PAD, CRC, Markers. */
@@ -229,7 +239,8 @@ struct rdmap_qp {
 
 	/* transmit */
 	struct mpa_tx tx;
-	struct qp_slot *slots;
+	struct qp_slot *slots; /* not zeroed: a slot is set up when framed */
+	struct qp_slot_mem sl_mem[QP_SLOTS];
 	uint32_t sl_head, sl_count;
 	struct qp_txmsg txm;
 	uint32_t tx_msn[DDP_QN_COUNT_7306];
@@ -460,6 +471,8 @@ static void tx_drop_unsent(struct rdmap_qp *qp, bool all)
 		mpa_tx_init(&qp->tx, qp->cfg.mpa.crc, qp->cfg.mpa.markers_tx, first->start_pos);
 	}
 	qp->sl_count = keep;
+	if (!keep)
+		qp->sl_head = 0;
 }
 
 /* Full operation: RTS, or CLOSING (still sending what is queued, still receiving). */
@@ -922,20 +935,21 @@ static bool tx_next_msg(struct rdmap_qp *qp)
  * linear copy (made right after framing, so it holds exactly the octets the CRC
  * covers).  The copy no longer refers to caller memory, so tx_protect() skips it.
  */
-static int tx_linearize(struct qp_slot *s)
+static int tx_linearize(struct rdmap_qp *qp, struct qp_slot *s)
 {
 	struct mpa_fpdu *f = &s->f;
+	uint8_t **lin = &qp->sl_mem[s - qp->slots].lin;
 	size_t used = 0;
 
 	if (f->iovcnt <= QP_LIN_IOV)
 		return IW_OK;
-	if (!s->lin && !(s->lin = iw_malloc(QP_FPDU_WIRE_MAX)))
+	if (!*lin && !(*lin = iw_malloc(QP_FPDU_WIRE_MAX)))
 		return IW_ENOMEM;
 	for (int k = f->first; k < f->first + f->iovcnt; k++) {
-		memcpy(s->lin + used, f->iov[k].iov_base, f->iov[k].iov_len);
+		memcpy(*lin + used, f->iov[k].iov_base, f->iov[k].iov_len);
 		used += f->iov[k].iov_len;
 	}
-	f->iov[f->first].iov_base = s->lin;
+	f->iov[f->first].iov_base = *lin;
 	f->iov[f->first].iov_len = used;
 	f->iovcnt = 1;
 	return IW_OK;
@@ -973,12 +987,14 @@ static void tx_frame_one(struct rdmap_qp *qp)
 			n += sg_slice(m->sg, m->nsg, off, len, iov + 1);
 		} else if (len) {
 			/* Scattered source: this segment's payload is gathered into the slot. */
-			if (!s->bounce && !(s->bounce = iw_malloc(MPA_ULPDU_MAX))) {
+			uint8_t **bounce = &qp->sl_mem[s - qp->slots].bounce;
+
+			if (!*bounce && !(*bounce = iw_malloc(MPA_ULPDU_MAX))) {
 				qp_fail(qp, IW_ERDMAP_LOCAL, NULL, 0, 0, NULL);
 				return;
 			}
-			tx_gather(m, off, len, s->bounce);
-			iov[1].iov_base = s->bounce;
+			tx_gather(m, off, len, *bounce);
+			iov[1].iov_base = *bounce;
 			iov[1].iov_len = len;
 			n = 2;
 		}
@@ -1000,7 +1016,7 @@ static void tx_frame_one(struct rdmap_qp *qp)
 			qp->ird_count--;
 		}
 	}
-	if (mpa_tx_frame(&qp->tx, iov, n, &s->f) != IW_OK || tx_linearize(s) != IW_OK) {
+	if (mpa_tx_frame(&qp->tx, iov, n, &s->f) != IW_OK || tx_linearize(qp, s) != IW_OK) {
 		qp_fail(qp, IW_ERDMAP_LOCAL, NULL, 0, 0, NULL);
 		return;
 	}
@@ -1069,7 +1085,8 @@ void rdmap_qp_tx_advance(struct rdmap_qp *qp, size_t n)
 		if (s->f.len)
 			break;
 		qp->sl_head = (qp->sl_head + 1) % QP_SLOTS;
-		qp->sl_count--;
+		if (!--qp->sl_count)
+			qp->sl_head = 0; /* empty: start again at the first slot */
 		tx_retire(qp, s);
 		if (qp->state == RDMAP_QP_ERROR)
 			qp->sl_count = 0;
@@ -1534,6 +1551,7 @@ static int tx_protect(struct rdmap_qp *qp, const uint8_t *dst, size_t n)
 	for (uint32_t i = 0; i < qp->sl_count; i++) {
 		struct qp_slot *s = &qp->slots[(qp->sl_head + i) % QP_SLOTS];
 		struct mpa_fpdu *f = &s->f;
+		uint8_t **bounce = &qp->sl_mem[s - qp->slots].bounce;
 		bool hit = false;
 		size_t used = 0;
 
@@ -1545,15 +1563,15 @@ static int tx_protect(struct rdmap_qp *qp, const uint8_t *dst, size_t n)
 		}
 		if (!hit)
 			continue;
-		if (!s->bounce && !(s->bounce = iw_malloc(MPA_ULPDU_MAX)))
+		if (!*bounce && !(*bounce = iw_malloc(MPA_ULPDU_MAX)))
 			return IW_ENOMEM;
 		for (int k = f->first; k < f->first + f->iovcnt; k++) {
 			struct iovec *v = &f->iov[k];
 
 			if (slot_owns(s, v->iov_base))
 				continue;
-			memmove(s->bounce + used, v->iov_base, v->iov_len);
-			v->iov_base = s->bounce + used;
+			memmove(*bounce + used, v->iov_base, v->iov_len);
+			v->iov_base = *bounce + used;
 			used += v->iov_len;
 		}
 	}
@@ -2070,9 +2088,9 @@ void rdmap_qp_destroy(struct rdmap_qp *qp)
 	iw_free(qp->cq);
 	iw_free(qp->rd);
 	iw_free(qp->ird);
-	for (uint32_t i = 0; qp->slots && i < QP_SLOTS; i++) {
-		iw_free(qp->slots[i].bounce);
-		iw_free(qp->slots[i].lin);
+	for (uint32_t i = 0; i < QP_SLOTS; i++) {
+		iw_free(qp->sl_mem[i].bounce);
+		iw_free(qp->sl_mem[i].lin);
 	}
 	iw_free(qp->slots);
 	iw_free(qp);
@@ -2159,7 +2177,7 @@ int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **out)
 	qp->cq = iw_calloc(qp->cq_size, sizeof(*qp->cq));
 	qp->rd = iw_calloc(qp->rd_size, sizeof(*qp->rd));
 	qp->ird = iw_calloc(qp->ird_size, sizeof(*qp->ird));
-	qp->slots = iw_calloc(QP_SLOTS, sizeof(*qp->slots));
+	qp->slots = iw_malloc(QP_SLOTS * sizeof(*qp->slots));
 	if (!qp->sq || !qp->rq || !qp->cq || !qp->rd || !qp->ird || !qp->slots) {
 		rdmap_qp_destroy(qp);
 		return IW_ENOMEM;
