@@ -151,12 +151,12 @@ struct qp_txmsg {
 };
 
 struct qp_slot {
-	struct mpa_fpdu f;
-	uint8_t hdr[QP_RAW_MAX];
 	uint32_t start_pos; /* mpa_tx position of this FPDU's first octet */
 	int owner;	    /* send-queue index whose message this is, -1 for none */
 	bool last;	    /* last FPDU of that message */
 	bool term;	    /* our Terminate */
+	uint8_t hdr[QP_RAW_MAX];
+	struct mpa_fpdu f; /* last: its Markers' part stays untouched without Markers */
 };
 
 /*
@@ -2127,6 +2127,12 @@ static int qp_start(struct rdmap_qp *qp, const struct mpa_params *p)
 	qp->cfg.mpa = *p;
 	qp->ord_lim = IW_MIN((uint32_t)p->ord, qp->cfg.sq_depth);
 	qp->ird_lim = IW_MIN((uint32_t)p->ird, QP_IRD_CAP);
+	/* the ring of the peer's Reads, sized for what was negotiated (often 16
+	 * of a capacity of 255: 1.5 KiB, not 22) */
+	qp->ird_size = qp->ird_lim + 1; /* + the Read RTR */
+	qp->ird = iw_calloc(qp->ird_size, sizeof(*qp->ird));
+	if (!qp->ird)
+		return IW_ENOMEM;
 	qp->nqueues = qp->cfg.rfc7306 ? DDP_QN_COUNT_7306 : DDP_QN_COUNT;
 	for (int i = 0; i < DDP_QN_COUNT_7306; i++) {
 		qp->tx_msn[i] = DDP_MSN_FIRST;
@@ -2160,8 +2166,7 @@ int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **out)
 	qp->cfg = *cfg;
 	qp->ord_lim = IW_MIN((uint32_t)cfg->mpa.ord, cfg->sq_depth);
 	qp->ird_lim = IW_MIN((uint32_t)cfg->mpa.ird, QP_IRD_CAP);
-	qp->rd_size = qp->ord_lim + 1;	/* + the Read RTR */
-	qp->ird_size = qp->ird_lim + 1; /* + the Read RTR */
+	qp->rd_size = qp->ord_lim + 1; /* + the Read RTR */
 	if (cfg->srq) {
 		/* the own queue holds the one receive taken from the SRQ; the ring
 		 * room for receive completions is the SRQ's depth (see rq_current) */
@@ -2176,16 +2181,19 @@ int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **out)
 	qp->rq = iw_calloc(qp->cfg.rq_depth, sizeof(*qp->rq));
 	qp->cq = iw_calloc(qp->cq_size, sizeof(*qp->cq));
 	qp->rd = iw_calloc(qp->rd_size, sizeof(*qp->rd));
-	qp->ird = iw_calloc(qp->ird_size, sizeof(*qp->ird));
 	qp->slots = iw_malloc(QP_SLOTS * sizeof(*qp->slots));
-	if (!qp->sq || !qp->rq || !qp->cq || !qp->rd || !qp->ird || !qp->slots) {
+	if (!qp->sq || !qp->rq || !qp->cq || !qp->rd || !qp->slots) {
 		rdmap_qp_destroy(qp);
 		return IW_ENOMEM;
 	}
 	qp->state = RDMAP_QP_IDLE;
-	if (!cfg->start_idle && qp_start(qp, &cfg->mpa) != IW_OK) {
-		rdmap_qp_destroy(qp);
-		return IW_EINVAL;
+	if (!cfg->start_idle) {
+		int r = qp_start(qp, &cfg->mpa);
+
+		if (r != IW_OK) {
+			rdmap_qp_destroy(qp);
+			return r;
+		}
 	}
 	*out = qp;
 	return IW_OK;

@@ -373,7 +373,8 @@ IW_EXPORT void mpa_tx_init(struct mpa_tx *tx, bool crc, bool markers, uint32_t p
  * not move or be reused until all `len` octets are written.
  */
 struct mpa_fpdu {
-	struct iovec iov[MPA_FPDU_IOV_MAX];
+	/* the small fields first: an FPDU without Markers touches only the
+	 * start of this struct (about 5 KiB in all) */
 	int first;
 	int iovcnt;
 	size_t len;	   /* octets still to write */
@@ -382,6 +383,7 @@ struct mpa_fpdu {
 	unsigned nmarkers; /* Markers inserted */
 	uint8_t lenhdr[MPA_ULPDU_LEN_LEN];
 	uint8_t trailer[3 + MPA_CRC_LEN]; /* PAD then CRC, least significant octet first */
+	struct iovec iov[MPA_FPDU_IOV_MAX];
 	uint8_t markers[MPA_MARKERS_PER_FPDU_MAX][MPA_MARKER_LEN];
 };
 

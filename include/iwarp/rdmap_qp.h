@@ -221,7 +221,8 @@ IW_EXPORT int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp
 /*
  * IDLE -> RTS once MPA has negotiated `p` (NULL: the config's).  p->ird and
  * p->ord may not exceed the capacities the QP was created with (IW_EINVAL);
- * IW_ESTATE unless IDLE.  Work posted while IDLE starts moving now.
+ * IW_ESTATE unless IDLE, IW_ENOMEM (the ring of the peer's Reads is sized
+ * here, for the IRD negotiated).  Work posted while IDLE starts moving now.
  */
 IW_EXPORT int rdmap_qp_start(struct rdmap_qp *qp, const struct mpa_params *p);
 
