@@ -686,7 +686,13 @@ static void *engine_thread_main(void *arg)
 		if (pfd[1].revents & POLLIN)
 			iwv_efd_signal(ctx->wake_fd, false);
 		thread_stand_aside(ctx);
-		pthread_mutex_lock(&ctx->lock);
+		/* The program inside a call holds the lock: let it finish on this
+		 * CPU rather than sleep on the lock and make it wake us as it
+		 * leaves (two switches and a futex call on its path). */
+		if (pthread_mutex_trylock(&ctx->lock) != 0) {
+			sched_yield();
+			pthread_mutex_lock(&ctx->lock);
+		}
 		iwv_ctx_progress(ctx);
 	}
 	pthread_mutex_unlock(&ctx->lock);
