@@ -9,7 +9,8 @@ way perftest's ib_write_lat runs over the drop-in libibverbs).  Checked:
 
   * against a server with --engine-thread: 500 round trips of 2 octets and 300
     of 5000 (several FPDUs), with --verify, exit 0, a JSON line that says
-    what was asked, and the server's line for the connection;
+    what was asked (with the client's CPU time, cpu_s and cpu_s_per_gb), and
+    the server's line for the connection;
   * against a server without one: the server refuses the test, the client
     exits 1 with a message that names --engine-thread;
   * command lines iwperf must refuse with exit status 2: --wait memory with
@@ -110,6 +111,13 @@ def main():
                         if r.get(k) != v]
                 if not r.get("lat_us_p50"):
                     diff.append("no latency")
+                # the client's CPU time, and per 10^9 payload octets
+                cpu, per_gb = r.get("cpu_s"), r.get("cpu_s_per_gb")
+                if not isinstance(cpu, (int, float)) or cpu <= 0 or \
+                        not isinstance(per_gb, (int, float)) or \
+                        abs(per_gb - cpu / (r["bytes"] / 1e9)) > \
+                        0.0006 / (r["bytes"] / 1e9) + 0.01 * per_gb:  # cpu_s has 3 decimals
+                    diff.append("cpu_s %r, cpu_s_per_gb %r" % (cpu, per_gb))
                 if diff:
                     bad.append("--size %d: %s" % (size, ", ".join(diff)))
                 else:

@@ -20,6 +20,10 @@
 #   RDMA Read 64 KiB                              bandwidth  target >= 0.90
 #   RDMA Write 64 KiB, markers both ways          bandwidth  target >= 0.85
 #   Send ping-pong 64 B                           RTT p50    target <= 1.15
+# and for the bandwidth cases the CPU time per 10^9 payload octets of each
+# side: the client's from iwperf (cpu_s_per_gb, getrusage), the server's from
+# /proc/PID/stat over the client's run (both poll, so each is near the elapsed
+# time: a figure of cost, not of idle capacity)
 set -euo pipefail
 
 BUILD=${BUILD:-build}
@@ -55,6 +59,7 @@ start_server() {
 	log=$tmp/$name.log
 	"$IWPERF" -s -a 127.0.0.1 -p 0 "$@" >"$log" 2>"$tmp/$name.err" &
 	pids+=($!)
+	srv_pid=$!
 	for _ in $(seq 100); do
 		port=$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\) .*/\1/p' "$log")
 		[[ -n $port ]] && return 0
@@ -69,24 +74,39 @@ echo "command: ${0} ${*}  (BUILD=$BUILD SECS=$SECS REPEAT=$REPEAT)"
 echo "machine: $(nproc) CPUs, Linux $(uname -r), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 echo "load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 
+declare -A pid_of # server pid by port
 start_server iwarp "${EXTRA[@]}"
 p_iwarp=$port
+pid_of[$port]=$srv_pid
 start_server markers --markers on "${EXTRA[@]}"
 p_markers=$port
+pid_of[$port]=$srv_pid
 start_server tcp --tcp-baseline
 p_tcp=$port
+pid_of[$port]=$srv_pid
+TCK=$(getconf CLK_TCK)
+
+# cpu_ticks PID: user + system clock ticks the process has used so far
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
 
 results=$tmp/results.tsv
 : >"$results"
 failed=0
 
-# run CASE TRANSPORT PORT ARGS...: one client run; its JSON total goes to $results.
+# run CASE TRANSPORT PORT ARGS...: one client run; its JSON total and the
+# server's CPU seconds during the run go to $results.
 run() {
-	local case=$1 transport=$2 p=$3 out
+	local case=$1 transport=$2 p=$3 out t0 t1
 	shift 3
 	echo "  $case: $transport: iwperf -c 127.0.0.1 -p $p --json --seconds $SECS $*" >&2
+	t0=$(cpu_ticks "${pid_of[$p]}")
 	if out=$("$IWPERF" -c 127.0.0.1 -p "$p" --json --seconds "$SECS" "$@" 2>"$tmp/client.err"); then
-		printf '%s\t%s\t%s\n' "$case" "$transport" "$(tail -n 1 <<<"$out")" >>"$results"
+		t1=$(cpu_ticks "${pid_of[$p]}")
+		printf '%s\t%s\t%s\t%s\n' "$case" "$transport" "$(tail -n 1 <<<"$out")" \
+			"$(awk -v a="$t0" -v b="$t1" -v k="$TCK" 'BEGIN { printf "%.3f", (b - a) / k }')" \
+			>>"$results"
 	else
 		echo "bench_verbs.sh: $case over $transport failed: $(cat "$tmp/client.err")" >&2
 		failed=1
@@ -126,18 +146,28 @@ targets = {
 }
 runs = {}
 for line in open(sys.argv[1]):
-    case, transport, obj = line.rstrip("\n").split("\t", 2)
-    runs.setdefault(case, {}).setdefault(transport, []).append(json.loads(obj))
+    case, transport, obj, srv_cpu = line.rstrip("\n").split("\t", 3)
+    r = json.loads(obj)
+    r["srv_cpu_s"] = float(srv_cpu)
+    runs.setdefault(case, {}).setdefault(transport, []).append(r)
 
 def value(r):
     return r["lat_us_p50"] if r["pingpong"] else r["gbytes_per_s"]
 
-print("| case | iWARP | TCP | ratio | target | met |")
-print("|---|---:|---:|---:|---:|:---:|")
+def cpu_per_gb(rs):
+    """'client / server' CPU seconds per 10^9 payload octets, medians."""
+    if rs[0]["pingpong"] or not all(r.get("cpu_s_per_gb") for r in rs):
+        return "-"
+    c = statistics.median(r["cpu_s_per_gb"] for r in rs)
+    s = statistics.median(r["srv_cpu_s"] / (r["bytes"] / 1e9) for r in rs)
+    return f"{c:.2f} / {s:.2f}"
+
+print("| case | iWARP | TCP | ratio | target | met | CPU s/GB iWARP (client / server) | CPU s/GB TCP |")
+print("|---|---:|---:|---:|---:|:---:|---:|---:|")
 for case, (cmp, goal) in targets.items():
     t = runs.get(case, {})
     if "iwarp" not in t or "tcp" not in t:
-        print(f"| {case} | failed | | | {cmp} {goal:.2f} | |")
+        print(f"| {case} | failed | | | {cmp} {goal:.2f} | | | |")
         continue
     iw = statistics.median(value(r) for r in t["iwarp"])
     tcp = statistics.median(value(r) for r in t["tcp"])
@@ -147,6 +177,7 @@ for case, (cmp, goal) in targets.items():
     r0 = t["iwarp"][0]
     extra = f" ({r0['engine']}, CRC {'on' if r0['crc'] else 'off'}, markers {r0['markers']})"
     print(f"| {case}{extra} | {iw:.2f} {unit} | {tcp:.2f} {unit} | {ratio:.2f} | "
-          f"{cmp} {goal:.2f} | {'yes' if met else 'no'} |")
+          f"{cmp} {goal:.2f} | {'yes' if met else 'no'} | {cpu_per_gb(t['iwarp'])} | "
+          f"{cpu_per_gb(t['tcp'])} |")
 EOF
 exit "$failed"

@@ -115,6 +115,14 @@ static void print_json(const struct ipf_opts *o, const struct ipf_run_info *ri, 
 	/* a key of its own, last: the keys before it stay as they are */
 	if (o->op == IPF_OP_CSWAP)
 		printf(",\"cswap_failed\":%" PRIu64, r->failed);
+	/* the process's CPU, on the total line only (connections share it) */
+	if (qp_index < 0) {
+		printf(",\"cpu_s\":%.3f,\"cpu_s_per_gb\":", ri->cpu_s);
+		if (r->bytes)
+			printf("%.4f", ri->cpu_s / ((double)r->bytes / 1e9));
+		else
+			printf("null");
+	}
 	printf("}\n");
 }
 

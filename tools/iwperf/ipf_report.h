@@ -53,6 +53,8 @@ struct ipf_run_info {
 	bool crc;
 	const char *markers; /* "off", "tx", "rx", "both" (as this client sees them) */
 	unsigned depth;	     /* in flight per connection, after the limits */
+	double cpu_s;	     /* this process's CPU time (user + system, every thread)
+				from the first post to the last RESULT */
 };
 
 /* "off", "tx", "rx" or "both". */

@@ -207,7 +207,7 @@ static int tc_setup(struct ipf_client *cl)
 	}
 	/* an RDMA Read has at most the ORD in flight: the TCP pattern gets the same bound */
 	ipf_plan_make(o, o->op == IPF_OP_READ && o->depth > ord ? ord : o->depth, &cl->pl);
-	cl->ri = (struct ipf_run_info){"tcp", NULL, false, "off", cl->pl.depth};
+	cl->ri = (struct ipf_run_info){"tcp", NULL, false, "off", cl->pl.depth, 0};
 	snprintf(cl->how, sizeof(cl->how), "TCP baseline");
 	for (unsigned i = 0; i < o->qps; i++)
 		if (tc_connect(cl, &cl->c[i]))

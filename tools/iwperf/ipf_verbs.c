@@ -546,9 +546,9 @@ static int ic_setup(struct ipf_client *cl)
 		for (unsigned i = 0; i < o->qps; i++)
 			if (ic_poll(&cl->c[i]))
 				return -1;
-	cl->ri =
-		(struct ipf_run_info){"iwarp", iwv_context_engine_name(ic->dev.ctx), ic->q[0].crc,
-				      ipf_markers_str(ic->q[0].mtx, ic->q[0].mrx), cl->c[0].window};
+	cl->ri = (struct ipf_run_info){"iwarp",		iwv_context_engine_name(ic->dev.ctx),
+				       ic->q[0].crc,	ipf_markers_str(ic->q[0].mtx, ic->q[0].mrx),
+				       cl->c[0].window, 0};
 	iwt_opt_describe(&o->iw, d, sizeof(d));
 	snprintf(cl->how, sizeof(cl->how), "iWARP %s; negotiated CRC %s, markers %s; engine %s", d,
 		 cl->ri.crc ? "on" : "off", cl->ri.markers, cl->ri.engine);
