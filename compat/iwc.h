@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <infiniband/verbs.h>
@@ -82,6 +83,17 @@ struct iwc_qp {
 	struct iwv_qp *iwv;
 	struct iwc_qp *next; /* iwc_context.qps */
 };
+
+/* A zeroed wrapper object of `size` octets; NULL with errno ENOMEM when
+ * there is no memory (as the calls it serves report it). */
+static inline void *iwc_zalloc(size_t size)
+{
+	void *p = calloc(1, size);
+
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
 
 /* Call fn(obj) again while it says EBUSY, for up to a second: ibverbs'
  * destroy calls wait until the program has acknowledged its events, which

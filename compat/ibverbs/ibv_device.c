@@ -109,11 +109,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = ENODEV;
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		errno = ENOMEM;
+	c = iwc_zalloc(sizeof(*c));
+	if (!c)
 		return NULL;
-	}
 	iwv_context_attr_default(&a);
 	a.engine_thread = 1;
 	c->iwv = iwv_open_context(&a);

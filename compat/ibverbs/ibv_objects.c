@@ -79,11 +79,9 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		errno = EINVAL;
 		return NULL;
 	}
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		errno = ENOMEM;
+	p = iwc_zalloc(sizeof(*p));
+	if (!p)
 		return NULL;
-	}
 	p->iwv = iwv_alloc_pd(iwc_ctx(context)->iwv);
 	if (!p->iwv) {
 		int e = errno;
@@ -128,11 +126,9 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 		return NULL;
 	}
 	access &= IWC_ACCESS_MANDATORY;
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		errno = ENOMEM;
+	m = iwc_zalloc(sizeof(*m));
+	if (!m)
 		return NULL;
-	}
 	m->iwv = iwv_reg_mr(iwc_pd(pd)->iwv, addr, length, (int)access);
 	if (!m->iwv) {
 		int e = errno;
@@ -207,11 +203,9 @@ static struct ibv_mw *iwc_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		errno = EINVAL;
 		return NULL;
 	}
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		errno = ENOMEM;
+	m = iwc_zalloc(sizeof(*m));
+	if (!m)
 		return NULL;
-	}
 	m->iwv = iwv_alloc_mw(iwc_pd(pd)->iwv, (enum iwv_mw_type)type);
 	if (!m->iwv) {
 		int e = errno;
@@ -274,11 +268,9 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 		errno = EINVAL;
 		return NULL;
 	}
-	ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		errno = ENOMEM;
+	ch = iwc_zalloc(sizeof(*ch));
+	if (!ch)
 		return NULL;
-	}
 	ch->iwv = iwv_create_comp_channel(iwc_ctx(context)->iwv);
 	if (!ch->iwv) {
 		int e = errno;
@@ -314,11 +306,9 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_cont
 		errno = EINVAL;
 		return NULL;
 	}
-	q = calloc(1, sizeof(*q));
-	if (!q) {
-		errno = ENOMEM;
+	q = iwc_zalloc(sizeof(*q));
+	if (!q)
 		return NULL;
-	}
 	q->iwv = iwv_create_cq(iwc_ctx(context)->iwv, cqe, q,
 			       channel ? ((struct iwc_channel *)channel)->iwv : NULL, comp_vector);
 	if (!q->iwv) {
@@ -405,11 +395,9 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 		errno = EINVAL;
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		errno = ENOMEM;
+	s = iwc_zalloc(sizeof(*s));
+	if (!s)
 		return NULL;
-	}
 	memset(&a, 0, sizeof(a));
 	a.srq_context = s;
 	a.attr.max_wr = attr->attr.max_wr;
@@ -540,11 +528,9 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		errno = EOPNOTSUPP; /* iWARP has reliable connections only */
 		return NULL;
 	}
-	q = calloc(1, sizeof(*q));
-	if (!q) {
-		errno = ENOMEM;
+	q = iwc_zalloc(sizeof(*q));
+	if (!q)
 		return NULL;
-	}
 	memset(&a, 0, sizeof(a));
 	a.qp_context = q;
 	a.send_cq = iwc_cq(attr->send_cq)->iwv;

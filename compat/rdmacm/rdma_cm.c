@@ -140,11 +140,9 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 
 	if (!ctx)
 		return NULL;
-	ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		errno = ENOMEM;
+	ch = iwc_zalloc(sizeof(*ch));
+	if (!ch)
 		return NULL;
-	}
 	ch->iw = iwcm_create_event_channel_ctx(iwc_ctx(ctx)->iwv);
 	if (!ch->iw) {
 		int e = errno;
