@@ -121,15 +121,6 @@ static uint64_t rss_bytes(void)
 	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-static uint64_t cpu_ns(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
-	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
-}
-
 /* Room for N connections' descriptors (and the tool's own). */
 static int raise_nofile(int n)
 {
@@ -401,13 +392,13 @@ struct phase {
 static void phase_begin(struct phase *p)
 {
 	p->t0 = iwt_now_ns();
-	p->cpu0 = cpu_ns();
+	p->cpu0 = iwt_cpu_ns();
 }
 
 static void phase_end(struct phase *p)
 {
 	p->secs = (double)(iwt_now_ns() - p->t0) / 1e9;
-	p->cpu_s = (double)(cpu_ns() - p->cpu0) / 1e9;
+	p->cpu_s = (double)(iwt_cpu_ns() - p->cpu0) / 1e9;
 }
 
 static int run(struct scale *s)

@@ -37,7 +37,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -423,21 +422,10 @@ static void conn_stop(struct ipf_conn *c)
 		c->posted = c->target; /* handed over, but not begun: dropped */
 }
 
-/* This process's CPU time so far (user + system, every thread), seconds. */
-static double cpu_now(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru) != 0)
-		return 0;
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 static int client_loop(struct ipf_client *cl)
 {
 	const struct ipf_opts *o = cl->o;
-	double cpu0 = cpu_now();
+	uint64_t cpu0 = iwt_cpu_ns();
 	uint64_t t0 = iwt_now_ns(), deadline = 0;
 	bool stopped = false;
 	unsigned ndone = 0;
@@ -465,7 +453,7 @@ static int client_loop(struct ipf_client *cl)
 				return -1;
 		}
 	}
-	cl->ri.cpu_s = cpu_now() - cpu0;
+	cl->ri.cpu_s = (double)(iwt_cpu_ns() - cpu0) / 1e9;
 	return 0;
 }
 

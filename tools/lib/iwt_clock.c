@@ -3,6 +3,7 @@
 #include "iwt_clock.h"
 
 #include <limits.h>
+#include <sys/resource.h>
 #include <time.h>
 
 uint64_t iwt_now_ns(void)
@@ -33,4 +34,14 @@ int iwt_ms_until(uint64_t deadline_ns)
 		return 0;
 	ms = (deadline_ns - now + 999999u) / 1000000u;
 	return ms > (uint64_t)INT_MAX ? INT_MAX : (int)ms;
+}
+
+uint64_t iwt_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
 }

@@ -22,4 +22,8 @@ uint64_t iwt_now_ms(void);
  */
 int iwt_ms_until(uint64_t deadline_ns);
 
+/* The CPU time this process has used so far (user + system, every thread,
+ * getrusage(2)), in ns: take two and subtract for a run's cost. */
+uint64_t iwt_cpu_ns(void);
+
 #endif
