@@ -145,7 +145,8 @@ void iwv_engine_shutdown_wr(struct iwv_engine *e, struct iwv_ep *ep);
 
 /* ep (STREAM): stop (on) or resume reading.  No rx callback comes while
  * paused; a resumed stream is read again as data arrives, and at once if
- * some is waiting. */
+ * some is waiting.  ep (LISTEN): stop or resume accepting (no accepted()
+ * while paused; waiting connections are taken once resumed). */
 void iwv_engine_rx_pause(struct iwv_engine *e, struct iwv_ep *ep, bool on);
 
 /* Stop all I/O on ep and close its fd: abort = true resets the connection
