@@ -929,6 +929,12 @@ static bool tx_next_msg(struct rdmap_qp *qp)
 	return tx_start_sq(qp);
 }
 
+/* The buffers of ring slot `s`. */
+static struct qp_slot_mem *slot_mem(struct rdmap_qp *qp, const struct qp_slot *s)
+{
+	return &qp->sl_mem[s - qp->slots];
+}
+
 /*
  * With Markers every 512 octets a large FPDU is some 260 iovecs, which costs the
  * kernel more per octet than one copy does: such an FPDU goes out of a private
@@ -938,7 +944,7 @@ static bool tx_next_msg(struct rdmap_qp *qp)
 static int tx_linearize(struct rdmap_qp *qp, struct qp_slot *s)
 {
 	struct mpa_fpdu *f = &s->f;
-	uint8_t **lin = &qp->sl_mem[s - qp->slots].lin;
+	uint8_t **lin = &slot_mem(qp, s)->lin;
 	size_t used = 0;
 
 	if (f->iovcnt <= QP_LIN_IOV)
@@ -987,7 +993,7 @@ static void tx_frame_one(struct rdmap_qp *qp)
 			n += sg_slice(m->sg, m->nsg, off, len, iov + 1);
 		} else if (len) {
 			/* Scattered source: this segment's payload is gathered into the slot. */
-			uint8_t **bounce = &qp->sl_mem[s - qp->slots].bounce;
+			uint8_t **bounce = &slot_mem(qp, s)->bounce;
 
 			if (!*bounce && !(*bounce = iw_malloc(MPA_ULPDU_MAX))) {
 				qp_fail(qp, IW_ERDMAP_LOCAL, NULL, 0, 0, NULL);
@@ -1551,7 +1557,7 @@ static int tx_protect(struct rdmap_qp *qp, const uint8_t *dst, size_t n)
 	for (uint32_t i = 0; i < qp->sl_count; i++) {
 		struct qp_slot *s = &qp->slots[(qp->sl_head + i) % QP_SLOTS];
 		struct mpa_fpdu *f = &s->f;
-		uint8_t **bounce = &qp->sl_mem[s - qp->slots].bounce;
+		uint8_t **bounce = &slot_mem(qp, s)->bounce;
 		bool hit = false;
 		size_t used = 0;
 
