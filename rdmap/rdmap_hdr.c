@@ -190,19 +190,25 @@ ssize_t rdmap_term_encode(const struct rdmap_term *t, uint8_t *buf, size_t cap)
 	return (ssize_t)off;
 }
 
-ssize_t rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t)
+/*
+ * The control word's layout: RFC 5040 §4.8 (octet 0 = Layer << 4 | EType,
+ * M/D/R the high bits of octet 2), or Linux siw's, whose little-endian
+ * bitfields put Layer in the low and EType in the high nibble of octet 0 and
+ * M/D/R in the low bits of octet 2 (M 0x01, D 0x02, R 0x04; docs/interop.md).
+ */
+static ssize_t term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t, bool siw)
 {
 	size_t off = RDMAP_TERM_CTRL_LEN;
 
 	memset(t, 0, sizeof(*t));
 	if (len < RDMAP_TERM_CTRL_LEN)
 		return IW_EAGAIN;
-	t->code.layer = buf[0] >> 4;
-	t->code.etype = buf[0] & 0xF;
+	t->code.layer = siw ? buf[0] & 0xF : buf[0] >> 4;
+	t->code.etype = siw ? buf[0] >> 4 : buf[0] & 0xF;
 	t->code.ecode = buf[1];
-	t->m = buf[2] & RDMAP_TERM_M;
-	t->d = buf[2] & RDMAP_TERM_D;
-	t->r = buf[2] & RDMAP_TERM_R;
+	t->m = buf[2] & (siw ? 0x01 : RDMAP_TERM_M);
+	t->d = buf[2] & (siw ? 0x02 : RDMAP_TERM_D);
+	t->r = buf[2] & (siw ? 0x04 : RDMAP_TERM_R);
 	if (t->d) {
 		size_t hl;
 
@@ -231,6 +237,60 @@ ssize_t rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t)
 	if (t->code.layer > RDMAP_TERM_LAYER_MAX)
 		return IW_ERANGE;
 	return (ssize_t)off;
+}
+
+ssize_t rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t)
+{
+	return term_decode(buf, len, t, false);
+}
+
+ssize_t rdmap_term_decode_siw(const uint8_t *buf, size_t len, struct rdmap_term *t)
+{
+	return term_decode(buf, len, t, true);
+}
+
+bool rdmap_term_code_defined(const struct iw_term_code *c)
+{
+	switch (c->layer) {
+	case IW_TERM_LAYER_RDMAP: /* RFC 5040 §4.8, Terminate Control */
+		if (c->etype == 0)
+			return true; /* local catastrophic: any code ("send 0") */
+		if (c->etype == 1)
+			return c->ecode <= 0x04 || c->ecode == 0x09 || c->ecode == 0xFF;
+		if (c->etype == 2)
+			return (c->ecode >= 0x05 && c->ecode <= 0x09) || c->ecode == 0xFF;
+		return false;
+	case IW_TERM_LAYER_DDP: /* RFC 5041 §7.2 */
+		if (c->etype == 0)
+			return c->ecode == 0;
+		if (c->etype == 1)
+			return c->ecode <= 0x04;
+		if (c->etype == 2)
+			return c->ecode >= 0x01 && c->ecode <= 0x06;
+		return false;
+	case IW_TERM_LAYER_LLP: /* RFC 5044 §8, RFC 6581 §8: Error Type 0 = MPA */
+		return c->etype == IW_TERM_LLP_ETYPE_MPA && c->ecode >= IW_TERM_LLP_CLOSED &&
+		       c->ecode <= IW_TERM_LLP_RTR;
+	default:
+		return false;
+	}
+}
+
+ssize_t rdmap_term_read(const uint8_t *buf, size_t len, struct rdmap_term *t, bool *siw_layout)
+{
+	struct rdmap_term alt;
+	ssize_t r = rdmap_term_decode(buf, len, t);
+	ssize_t a;
+
+	*siw_layout = false;
+	if (r >= 0 && rdmap_term_code_defined(&t->code))
+		return r;
+	a = rdmap_term_decode_siw(buf, len, &alt);
+	if (a < 0 || !rdmap_term_code_defined(&alt.code))
+		return r;
+	*t = alt;
+	*siw_layout = true;
+	return a;
 }
 
 /* Figure 10: does this error carry the DDP header copy and the segment length? */

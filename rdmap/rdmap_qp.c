@@ -1436,14 +1436,22 @@ static int rx_check_imm(struct rdmap_qp *qp, struct qp_rxseg *s)
 
 static int rx_check_term(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
-	ssize_t r = rdmap_term_decode(s->hdr + s->ddp_len, s->gathered - s->ddp_len, &s->term);
+	bool siw;
+	ssize_t r = rdmap_term_read(s->hdr + s->ddp_len, s->gathered - s->ddp_len, &s->term, &siw);
 
 	s->kind = RX_TERM;
-	/* Honour it anyway: the stream is over (some peers mis-encode their Terminates). */
-	if (r < 0)
+	/* Honour it anyway: the stream is over.  Linux siw writes the control
+	 * word in its own layout (rdmap.h, rdmap_term_read): report the reading
+	 * that names a defined error, and say so. */
+	if (siw)
+		iw_log(IW_LOG_WARN,
+		       "rdmap_qp: Terminate in Linux siw's layout (Layer/EType nibbles swapped, "
+		       "M/D/R in the low bits), read as layer %u etype %u code 0x%02x",
+		       s->term.code.layer, s->term.code.etype, s->term.code.ecode);
+	else if (r < 0 || !rdmap_term_code_defined(&s->term.code))
 		iw_log(IW_LOG_WARN, "rdmap_qp: malformed Terminate (%s): layer %u etype %u code %u",
-		       rdmap_errname((int)r), s->term.code.layer, s->term.code.etype,
-		       s->term.code.ecode);
+		       r < 0 ? rdmap_errname((int)r) : "undefined code", s->term.code.layer,
+		       s->term.code.etype, s->term.code.ecode);
 	return IW_OK;
 }
 

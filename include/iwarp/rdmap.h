@@ -192,6 +192,26 @@ IW_EXPORT ssize_t rdmap_term_encode(const struct rdmap_term *t, uint8_t *buf, si
 IW_EXPORT ssize_t rdmap_term_decode(const uint8_t *buf, size_t len, struct rdmap_term *t);
 
 /*
+ * Whether (layer, etype, ecode) is a combination the RFCs define: RDMAP
+ * (RFC 5040 §4.8), DDP (RFC 5041 §7.2), LLP = MPA (RFC 5044 §8, RFC 6581 §8).
+ */
+IW_EXPORT bool rdmap_term_code_defined(const struct iw_term_code *c);
+
+/*
+ * Linux siw (6.1) writes the Terminate control word with little-endian
+ * bitfields: Layer in the low and EType in the high nibble of octet 0, and
+ * M/D/R in the low bits of octet 2 (0x01, 0x02, 0x04) - "DDP untagged,
+ * invalid QN, header copied" goes out as 21 01 03 00 where RFC 5040 §4.8
+ * says 12 01 c0 00.  rdmap_term_decode_siw() reads that layout (returns as
+ * rdmap_term_decode).  rdmap_term_read() reads per the RFC and, only when
+ * that reading names no defined code while siw's does, takes siw's and sets
+ * *siw_layout; otherwise it returns what rdmap_term_decode returns.
+ */
+IW_EXPORT ssize_t rdmap_term_decode_siw(const uint8_t *buf, size_t len, struct rdmap_term *t);
+IW_EXPORT ssize_t rdmap_term_read(const uint8_t *buf, size_t len, struct rdmap_term *t,
+				  bool *siw_layout);
+
+/*
  * Fill `t` for an error detected on a received segment: the triple from
  * `code`, and the header copies RFC 5040 figure 10 asks for - none for local
  * catastrophic and LLP errors; the DDP header and segment length (M and D)

@@ -835,6 +835,30 @@ static void b_peer_term_mid_message(struct ctx *c)
 	put_ulpdu(c, u, n + (size_t)tl, false);
 }
 
+/* The same Terminate with the control word as Linux siw writes it (rdmap.h,
+ * rdmap_term_decode_siw): the QP must report the reading that makes sense. */
+static void b_peer_term_siw_layout(struct ctx *c)
+{
+	uint8_t u[128], copy[DDP_UNTAGGED_HDR_LEN], *w;
+	size_t n;
+	ssize_t tl;
+
+	put_send(c, 1, 0, false, 16, false);
+	mk_untagged(copy, RDMAP_OP_SEND, 7, 1, 0, true, 0, 0);
+	rdmap_term_fill(&c->peer_term, &c->row->code, copy, sizeof(copy), 30, NULL);
+	n = mk_untagged(u, RDMAP_OP_TERMINATE, DDP_QN_TERMINATE, 1, 0, true, 0, 0);
+	tl = rdmap_term_encode(&c->peer_term, u + n, sizeof(u) - n);
+	ck_assert_int_gt(tl, 0);
+	w = u + n;
+	/* RFC 5040: 12 01 c0 00; siw: 21 01 03 00 */
+	w[0] = (uint8_t)(w[0] << 4 | w[0] >> 4);
+	w[2] = (uint8_t)((w[2] & RDMAP_TERM_M ? 0x01 : 0) | (w[2] & RDMAP_TERM_D ? 0x02 : 0) |
+			 (w[2] & RDMAP_TERM_R ? 0x04 : 0));
+	ck_assert_int_eq(w[0], 0x21);
+	ck_assert_int_eq(w[2], 0x03);
+	put_ulpdu(c, u, n + (size_t)tl, false);
+}
+
 static void b_crc(struct ctx *c)
 {
 	uint8_t u[64];
@@ -1112,6 +1136,8 @@ static const struct bad_row rows[] = {
 	 M_PEER_TERM, IW_ERDMAP_TERMINATED, DDPT(1), false, NULL},
 	{"terminate (LLP) received in the middle of a send", V_CRC, 0, b_peer_term_mid_message,
 	 M_PEER_TERM, IW_ERDMAP_TERMINATED, LLP(2), false, NULL},
+	{"terminate in Linux siw's layout is read as the defined code", V_CRC, 0,
+	 b_peer_term_siw_layout, M_PEER_TERM, IW_ERDMAP_TERMINATED, DDPU(1), false, NULL},
 	/* Zero-length operations in every role: legal where the RFCs skip the checks */
 	{"zero-length write to an invalid STag is fine", V_CRC, 0, b_zero_write_invalid, M_NO_ERROR,
 	 IW_OK, NOCODE, false, NULL},

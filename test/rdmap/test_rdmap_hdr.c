@@ -230,6 +230,69 @@ START_TEST(term_layers_above_llp_are_erange_but_reported)
 }
 END_TEST
 
+/* Linux siw's control word (rdmap.h): 21 01 03 00 for "DDP untagged, invalid
+ * QN, header copied", where RFC 5040 §4.8 says 12 01 c0 00. */
+START_TEST(term_in_siw_layout_is_read_as_the_defined_code)
+{
+	const struct ddp_rdmap_vector *v = vec_find("terminate-ddp-untagged-no-buffer");
+	uint8_t seg[SEG_MAX], *p = seg + DDP_UNTAGGED_HDR_LEN;
+	struct rdmap_term std, t;
+	size_t n;
+	bool siw;
+
+	ck_assert_ptr_nonnull(v);
+	n = vec_bytes(v, seg) - DDP_UNTAGGED_HDR_LEN;
+	ck_assert_int_gt(rdmap_term_decode(p, n, &std), 0);
+	/* the RFC layout is read as such */
+	ck_assert_int_gt(rdmap_term_read(p, n, &t, &siw), 0);
+	ck_assert(!siw);
+	ck_assert_mem_eq(&t, &std, sizeof(t));
+	/* the same Terminate in siw's layout */
+	p[0] = (uint8_t)(p[0] << 4 | p[0] >> 4);
+	p[2] = (uint8_t)((p[2] & RDMAP_TERM_M ? 0x01 : 0) | (p[2] & RDMAP_TERM_D ? 0x02 : 0) |
+			 (p[2] & RDMAP_TERM_R ? 0x04 : 0));
+	ck_assert_int_eq(p[0], 0x21);
+	ck_assert_int_eq(p[2], 0x03);
+	ck_assert_int_gt(rdmap_term_read(p, n, &t, &siw), 0);
+	ck_assert(siw);
+	ck_assert_mem_eq(&t, &std, sizeof(t));
+	ck_assert_int_gt(rdmap_term_decode_siw(p, n, &t), 0);
+	ck_assert_mem_eq(&t, &std, sizeof(t));
+	/* neither reading defined: the RFC reading, not flagged */
+	p[0] = 0x2F;
+	ck_assert_int_gt(rdmap_term_read(p, n, &t, &siw), 0);
+	ck_assert(!siw);
+	ck_assert_uint_eq(t.code.layer, 2);
+	ck_assert_uint_eq(t.code.etype, 0xF);
+}
+END_TEST
+
+START_TEST(term_defined_codes_are_the_rfc_tables)
+{
+	static const struct {
+		uint8_t layer, etype, ecode;
+		bool defined;
+	} c[] = {
+		{0, 0, 0x00, true},  {0, 1, 0x00, true},    {0, 1, 0x04, true},
+		{0, 1, 0x05, false}, {0, 1, 0x09, true},    {0, 1, 0xFF, true},
+		{0, 2, 0x04, false}, {0, 2, 0x05, true},    {0, 2, 0x09, true},
+		{0, 2, 0xFF, true},  {0, 3, 0x00, false},   {1, 0, 0x00, true},
+		{1, 0, 0x01, false}, {1, 1, 0x04, true},    {1, 1, 0x05, false},
+		{1, 2, 0x00, false}, {1, 2, 0x06, true},    {1, 2, 0x07, false},
+		{1, 3, 0x00, false}, {2, 0, 0x00, false},   {2, 0, 0x01, true},
+		{2, 0, 0x07, true},  {2, 0, 0x08, false},   {2, 1, 0x01, false},
+		{3, 0, 0x00, false}, {0xF, 0, 0x00, false},
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct iw_term_code k = {c[i].layer, c[i].etype, c[i].ecode};
+
+		ck_assert_msg(rdmap_term_code_defined(&k) == c[i].defined, "%u/%u/0x%02x",
+			      c[i].layer, c[i].etype, c[i].ecode);
+	}
+}
+END_TEST
+
 START_TEST(term_reserved_bits_are_ignored_on_receive_and_zero_on_send)
 {
 	const struct ddp_rdmap_vector *v = vec_find("terminate-rdmap-invalid-stag-read-request");
@@ -518,6 +581,8 @@ static Suite *rdmap_hdr_suite(void)
 	tcase_add_test(term, term_every_vector_decodes_to_its_fields_and_reencodes_exactly);
 	tcase_add_test(term, term_every_truncation_asks_for_more);
 	tcase_add_test(term, term_layers_above_llp_are_erange_but_reported);
+	tcase_add_test(term, term_in_siw_layout_is_read_as_the_defined_code);
+	tcase_add_test(term, term_defined_codes_are_the_rfc_tables);
 	tcase_add_test(term, term_reserved_bits_are_ignored_on_receive_and_zero_on_send);
 	tcase_add_test(term, term_tagged_header_copy_is_14_octets);
 	tcase_add_test(term, term_encode_needs_room_for_every_octet);
