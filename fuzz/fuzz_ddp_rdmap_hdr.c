@@ -105,8 +105,28 @@ static void check_atomic(uint8_t op, const uint8_t *p, size_t len)
 	}
 }
 
+/* rdmap_term_read: either the RFC reading or, flagged, siw's with a defined code. */
+static void check_term_read(const uint8_t *p, size_t len)
+{
+	struct rdmap_term t, u;
+	bool siw;
+	ssize_t n = rdmap_term_read(p, len, &t, &siw);
+
+	if (!siw) {
+		if (n != rdmap_term_decode(p, len, &u) || (n >= 0 && !term_same(&t, &u)))
+			abort();
+		return;
+	}
+	if (n != rdmap_term_decode_siw(p, len, &u) || n < 0 || !term_same(&t, &u) ||
+	    !rdmap_term_code_defined(&t.code))
+		abort();
+	if (rdmap_term_decode(p, len, &u) >= 0 && rdmap_term_code_defined(&u.code))
+		abort();
+}
+
 static void check_term(const uint8_t *p, size_t len)
 {
+	check_term_read(p, len);
 	uint8_t buf[RDMAP_TERM_MAX_LEN], want[RDMAP_TERM_MAX_LEN];
 	struct rdmap_term t, u;
 	ssize_t n, m;
