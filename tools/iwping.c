@@ -774,15 +774,24 @@ static int conn_setup(struct conn *c)
 	}
 	c->recv_mr = reg(c, c->recv_msg, sizeof(c->recv_msg), IWV_ACCESS_LOCAL_WRITE, "recv_buf");
 	c->send_mr = reg(c, c->send_msg, sizeof(c->send_msg), 0, "send_buf");
-	/* the peer writes the client's sink; the server's sink is only read into */
+	/*
+	 * Both buffers are registered for remote read and write, as rping
+	 * registers them, although the protocol needs less (the peer writes
+	 * the client's sink; the server's sink is only read into): a tester
+	 * that learns the STag from our Read Request and goes out of bounds
+	 * must meet the bounds check (RFC 5041 §7.1), as it would with rping,
+	 * not the access check.
+	 */
 	c->rdma_mr = reg(c, c->rdma_buf, c->rdma_len,
-			 o->server ? IWV_ACCESS_LOCAL_WRITE
-				   : IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_WRITE,
+			 IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_READ | IWV_ACCESS_REMOTE_WRITE,
 			 "rdma_buf");
 	if (!c->recv_mr || !c->send_mr || !c->rdma_mr)
 		return -1;
 	if (!o->server) {
-		c->start_mr = reg(c, c->start_buf, o->size, IWV_ACCESS_REMOTE_READ, "start_buf");
+		c->start_mr = reg(c, c->start_buf, o->size,
+				  IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_READ |
+					  IWV_ACCESS_REMOTE_WRITE,
+				  "start_buf");
 		if (!c->start_mr)
 			return -1;
 	}
@@ -963,11 +972,14 @@ static void on_disconnected(struct conn *c)
 	    why ? why : "none");
 	/*
 	 * In order: we closed, or (server) the client closed between two
-	 * pings.  The peer's FIN leaves "connection closed" as the QP's cause;
-	 * anything else (a Terminate, a reset) is a failure whatever the state.
+	 * pings, after one at least - a client that leaves before its first
+	 * ping (it closed on our MPA Reply, say) never reached full operation,
+	 * and rping's server fails then too.  The peer's FIN leaves
+	 * "connection closed" as the QP's cause; anything else (a Terminate, a
+	 * reset) is a failure whatever the state.
 	 */
 	orderly = (c->state == ST_DISCONNECTING ||
-		   (c->app->o->server && c->state == ST_SRV_WAIT_READ_ADV)) &&
+		   (c->app->o->server && c->state == ST_SRV_WAIT_READ_ADV && c->ping > 0)) &&
 		  (!err || err == IW_EMPA_CLOSED);
 	if (!c->failed && orderly) {
 		fprintf(stderr, "%s DISCONNECT EVENT...\n",
@@ -1383,7 +1395,8 @@ static void usage(FILE *f)
 	      f);
 	fputs("Exit status:\n"
 	      "  0  client: every ping completed (and checked, with -V); server: the client\n"
-	      "     disconnected between pings (with -P: stopped by a signal)\n"
+	      "     disconnected between pings, after one at least (with -P: stopped by a\n"
+	      "     signal)\n"
 	      "  1  runtime failure: rejected, unreachable, MPA negotiation failed, work\n"
 	      "     request failed or flushed, Terminate received, data mismatch, peer gone\n"
 	      "     in the middle of a ping; the cause is one line on stderr\n"
