@@ -539,11 +539,20 @@ enum ddp_stag_check ddp_stag_resolve(const struct ddp_stag_table *t, uint32_t st
 		return DDP_STAG_PD;
 	if (e->kind == KIND_MW && (stream == 0 || e->stream != stream))
 		return DDP_STAG_STREAM;
-	if ((e->access & access) != access)
-		return DDP_STAG_ACCESS;
+	/*
+	 * DDP's own checks of a tagged buffer (RFC 5041 §7.1: valid STag,
+	 * associated with the stream, base and bounds, TO wrap) come before the
+	 * access right, which is RDMAP's to check (RFC 5040 §7.2, Remote
+	 * Protection Error 0x02): a segment that fails both is a DDP error, as
+	 * the layer that sees it first reports it.  The same order serves the
+	 * source of a Read Request (all RDMAP codes there) so that one buffer
+	 * gives one answer.
+	 */
 	r = ddp_range(e->base_to, e->len, to, len);
 	if (r != DDP_STAG_OK)
 		return r;
+	if ((e->access & access) != access)
+		return DDP_STAG_ACCESS;
 	m = e;
 	if (e->kind == KIND_MW) {
 		/* Bound windows keep their MR registered (mw_count); it may be invalid. */

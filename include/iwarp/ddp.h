@@ -220,8 +220,10 @@ IW_EXPORT int ddp_stag_invalidate(struct ddp_stag_table *t, uint32_t stag, uint3
 IW_EXPORT int ddp_stag_revalidate(struct ddp_stag_table *t, uint32_t stag, uint32_t *new_stag);
 
 /*
- * Check a peer reference: STag valid, owned by `pd`, allows every right in
- * `access`, and [to, to + len) inside the registration without wrapping.  On
+ * Check a peer reference, in this order: STag valid, owned by `pd`, [to,
+ * to + len) inside the registration without wrapping (DDP's checks, RFC 5041
+ * §7.1), then every right in `access` (RDMAP's, RFC 5040 §7.2): the first
+ * that fails is the answer.  On
  * DDP_STAG_OK, *dst (if not NULL) receives the local address of `to`.  A
  * zero-length reference is still checked for validity/PD/access/base (RFC
  * 5040 §5: callers skip the check for zero-length segments where the RFC says so).

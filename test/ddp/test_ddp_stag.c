@@ -230,10 +230,14 @@ START_TEST(stag_each_access_right_is_checked)
 		ck_assert_int_eq(ddp_stag_check(t, others, PD, ALL & ~rights[i], BASE, 1, NULL),
 				 DDP_STAG_OK);
 	}
-	/* Access is reported before a bounds violation. */
+	/* A bounds violation is reported before the access right: the bounds
+	 * are DDP's check (RFC 5041 §7.1), the right RDMAP's (RFC 5040 §7.2). */
 	ck_assert_int_eq(ddp_stag_check(t, reg(t, DDP_ACCESS_REMOTE_READ), PD,
 					DDP_ACCESS_REMOTE_WRITE, 0, 1, NULL),
-			 DDP_STAG_ACCESS);
+			 DDP_STAG_BOUNDS);
+	ck_assert_int_eq(ddp_stag_check(t, reg(t, DDP_ACCESS_REMOTE_READ), PD,
+					DDP_ACCESS_REMOTE_WRITE, UINT64_MAX, 2, NULL),
+			 DDP_STAG_WRAP);
 	ddp_stag_table_destroy(t);
 }
 END_TEST

@@ -394,6 +394,17 @@ static void b_write_no_right(struct ctx *c)
 	put_tagged(c, RDMAP_OP_WRITE, c->r_stag, addr(c->rbuf), true, 16, true);
 }
 
+/* Both a DDP error (bounds, wrap) and RDMAP's access right: DDP's is reported. */
+static void b_write_no_right_beyond_bounds(struct ctx *c)
+{
+	put_tagged(c, RDMAP_OP_WRITE, c->r_stag, addr(c->rbuf) + BUF_LEN - 15, true, 16, true);
+}
+
+static void b_write_no_right_to_wrap(struct ctx *c)
+{
+	put_tagged(c, RDMAP_OP_WRITE, c->r_stag, UINT64_MAX - 7, true, 16, true);
+}
+
 static void b_write_to_wrap(struct ctx *c)
 {
 	put_tagged(c, RDMAP_OP_WRITE, c->w_stag, UINT64_MAX - 7, true, 16, true);
@@ -431,6 +442,11 @@ static void b_write_invalidated(struct ctx *c)
 static void b_rreq_no_right(struct ctx *c)
 {
 	put_rreq(c, 1, 16, c->w_stag, addr(c->wbuf), true);
+}
+
+static void b_rreq_no_right_beyond(struct ctx *c)
+{
+	put_rreq(c, 1, BUF_LEN + 1, c->w_stag, addr(c->wbuf), true);
 }
 
 static void b_rreq_beyond(struct ctx *c)
@@ -472,6 +488,14 @@ static void b_rreq_beyond_ird(struct ctx *c)
 	for (uint32_t i = 1; i <= c->vp.ird; i++)
 		put_rreq(c, i, 16, c->r_stag, addr(c->rbuf), false);
 	put_rreq(c, c->vp.ird + 1, 16, c->r_stag, addr(c->rbuf), true);
+}
+
+/* Beyond IRD and an unknown source: no QN 1 buffer is the first error. */
+static void b_rreq_beyond_ird_unknown_source(struct ctx *c)
+{
+	for (uint32_t i = 1; i <= c->vp.ird; i++)
+		put_rreq(c, i, 16, c->r_stag, addr(c->rbuf), false);
+	put_rreq(c, c->vp.ird + 1, 16, DDP_STAG_MAKE(0x777, 3), 0, true);
 }
 
 static void b_send_msn_high(struct ctx *c)
@@ -1007,6 +1031,10 @@ static const struct bad_row rows[] = {
 	 IW_ERDMAP_ACCESS, PROT(2), false, NULL},
 	{"write whose TO + length wraps 2^64", V_CRC, 0, b_write_to_wrap, M_TERM, IW_EDDP_T_TO_WRAP,
 	 DDPT(3), false, NULL},
+	{"write beyond the bounds without remote-write right: bounds first", V_CRC, 0,
+	 b_write_no_right_beyond_bounds, M_TERM, IW_EDDP_T_BOUNDS, DDPT(1), false, NULL},
+	{"write wrapping 2^64 without remote-write right: wrap first", V_NOCRC, 0,
+	 b_write_no_right_to_wrap, M_TERM, IW_EDDP_T_TO_WRAP, DDPT(3), false, NULL},
 	{"write below the base TO", V_NOCRC, 0, b_write_below_base, M_TERM, IW_EDDP_T_BOUNDS,
 	 DDPT(1), false, NULL},
 	{"write beyond the bounds", V_CRC, 0, b_write_beyond_bounds, M_TERM, IW_EDDP_T_BOUNDS,
@@ -1034,6 +1062,10 @@ static const struct bad_row rows[] = {
 	 false, NULL},
 	{"read request beyond IRD", V_CRC, 0, b_rreq_beyond_ird, M_TERM, IW_EDDP_U_NO_BUFFER,
 	 DDPU(2), false, NULL},
+	{"read request beyond IRD of an unknown source: IRD first", V_CRC, 0,
+	 b_rreq_beyond_ird_unknown_source, M_TERM, IW_EDDP_U_NO_BUFFER, DDPU(2), false, NULL},
+	{"read request source beyond the bounds without remote-read right: bounds first", V_CRC, 0,
+	 b_rreq_no_right_beyond, M_TERM, IW_ERDMAP_BOUNDS, PROT(1), true, NULL},
 	/* Untagged buffers (RFC 5041 §7.2 type 2) */
 	{"send with an MSN too high", V_CRC, 0, b_send_msn_high, M_TERM, IW_EDDP_U_MSN_RANGE,
 	 DDPU(3), false, NULL},
