@@ -33,7 +33,7 @@ shift || true
 # compat/ are built against them, never linked with the real libraries) and the
 # unmodified Debian RDMA programs the compat tests run over those libraries
 # (rdmacm-utils: rping; perftest: ib_*_bw/lat; qperf; ibverbs-utils:
-# ibv_devices, ibv_devinfo).
+# ibv_devices, ibv_devinfo), and libpcap (iwdump reads captures and captures live).
 packages=(
     gcc libc6-dev make pkg-config meson ninja-build python3
     check libsubunit-dev
@@ -45,6 +45,7 @@ packages=(
     nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils libnfs-dev
     libibverbs-dev librdmacm-dev
     rdmacm-utils perftest qperf ibverbs-utils
+    libpcap-dev
 )
 
 missing=()

@@ -13,11 +13,13 @@ items the captures lack (SYMLINK, READLINK, CREATE NF4LNK, failed READs, the
 RFC 8267 §6.4.3 COMPOUND).  Files are named by the SHA-1 of their content.
 The generated files are committed; this script documents where they came from.
 """
-import hashlib
 import os
 import re
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import seedlib  # noqa: E402
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', '..')
 
@@ -105,11 +107,5 @@ seed(2, 1, w(0) + opaque(b'') + w(2) + w(9, 0) + fattr4 + w(10, 0) + opaque(byte
 seed(2, 1, opaque(b'') + w(0, 2) + w(24) + w(9, 2, 1 << 12, 0))      # GETATTR acl (plan)
 seed(3, 0, b'')                                                      # NULL
 
-d = os.path.join(root, 'fuzz/corpus/fuzz_nfs_walk')
-os.makedirs(d, exist_ok=True)
-for old in os.listdir(d):
-    os.unlink(os.path.join(d, old))
-for s in seeds:
-    with open(os.path.join(d, hashlib.sha1(s).hexdigest()), 'wb') as f:
-        f.write(s)
-print('%d seeds' % len(seeds))
+print('%d seeds' % seedlib.write_corpus(os.path.join(root, 'fuzz/corpus/fuzz_nfs_walk'),
+                                      seeds)[0])

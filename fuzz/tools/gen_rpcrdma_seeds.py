@@ -17,12 +17,14 @@ committed, this script only documents where they came from.  It empties the
 folder first, so the minimized fuzzer finds committed there as well
 (docs/fuzzing.md) are deleted: restore them with git before committing.
 """
-import hashlib
 import json
 import os
 import shutil
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import seedlib  # noqa: E402
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', '..')
 captures = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, 'test', 'captures')
@@ -115,14 +117,4 @@ if shutil.which('tshark') and os.path.isdir(captures):
 else:
     print('tshark or captures missing: no capture seeds')
 
-if os.path.isdir(outdir):
-    for old in os.listdir(outdir):
-        os.unlink(os.path.join(outdir, old))
-os.makedirs(outdir, exist_ok=True)
-names = set()
-for s in seeds:
-    name = hashlib.sha1(s).hexdigest()
-    names.add(name)
-    with open(os.path.join(outdir, name), 'wb') as f:
-        f.write(s)
-print(len(names), 'seeds')
+print(seedlib.write_corpus(outdir, seeds)[0], 'seeds')

@@ -1150,3 +1150,33 @@ int nfs_v4_walk_reply(struct nfs_walk *w)
 	}
 	return 0;
 }
+
+int nfs_v4_call_ops(const uint8_t *body, size_t len, rpcrdma_item_fn fn, void *arg,
+		    struct nfs4_op_list *out)
+{
+	struct nfs_walk w;
+
+	memset(out, 0, sizeof(*out));
+	nfs_walk_init(&w, body, len, fn, arg);
+	(void)xdr_opaque(&w.c, XDR_NOMAX); /* tag */
+	out->minor = xdr_u32(&w.c);
+	out->count = xdr_u32(&w.c);
+	if (xdr_bad(&w.c))
+		return IW_ERPC_RPC;
+	while (out->n < out->count && out->n < NFS4_OP_LIST_MAX) {
+		uint32_t op = xdr_u32(&w.c);
+		if (xdr_bad(&w.c))
+			return 0;
+		out->op[out->n++] = op;
+		const struct nfs4_op_desc *d = nfs4_op_find(op);
+		if (!d) /* no row: nothing after it can be located */
+			return 0;
+		int r = v4_skip_args(&w, d, NULL);
+		if (r == IW_ERPC_RPC)
+			return 0;
+		if (r)
+			return r;
+	}
+	out->complete = out->n == out->count;
+	return 0;
+}

@@ -150,4 +150,29 @@ struct nfs4_op_desc {
 /* The row of operation `op`, or NULL: not an operation a client sends. */
 const struct nfs4_op_desc *nfs4_op_find(uint32_t op);
 
+/* Opcodes nfs_v4_call_ops lists at most. */
+#define NFS4_OP_LIST_MAX 16
+
+/* The operations of a COMPOUND call, in order (nfs_v4_call_ops). */
+struct nfs4_op_list {
+	uint32_t minor; /* minorversion */
+	uint32_t count; /* operations the call says it has */
+	unsigned n;	/* opcodes in op[] */
+	bool complete;	/* all `count` operations walked and listed */
+	uint32_t op[NFS4_OP_LIST_MAX];
+};
+
+/*
+ * List the operations of a COMPOUND4args at body[0..len) (the arguments
+ * after the RPC call header), for a tool that names them (iwdump).  fn/arg
+ * as in the walks (rpcrdma_ulb.h): NULL takes every DDP-eligible argument
+ * as present, a callback tells items moved into Read chunks.  The list ends
+ * early, `complete` false, at an opcode without a row (listed: the last
+ * entry), at arguments that do not decode, or after NFS4_OP_LIST_MAX.
+ * Returns 0, IW_ERPC_RPC if the tag, minor version or count do not decode
+ * (nothing listed), or a negative code from fn.
+ */
+int nfs_v4_call_ops(const uint8_t *body, size_t len, rpcrdma_item_fn fn, void *arg,
+		    struct nfs4_op_list *out);
+
 #endif /* IWARP_NFS_V4_H */

@@ -63,6 +63,11 @@ Past that, the FPDUs tshark still decodes with a good CRC32c must be among
 the reader's (in order), and its malformed/expert complaints after the last
 FPDU it framed right are noted, not failed; the RFC 5044 reader alone
 accounts for every message there.
+With --iwdump, the same capture is also read by our own decoder, iwdump
+(tools/iwdump), which must follow every direction whole - Markers either way
+or both, coalesced FPDUs, FPDUs across segments - with `--check` (no gap, no
+undecoded octet, no CRC or Marker error) and find exactly the messages above,
+in order, in each session.
 Exit status: 0 all runs passed, 1 a failure, 77 tshark missing.
 """
 
@@ -588,6 +593,58 @@ def check_direction(combo, d, want_msgs, ulpdus, spans, data, segs_on_wire, fpdu
     return int(fps[prefix - 1]["frame"]) if prefix else 0
 
 
+IWDUMP_OPS = {0: "write", 1: "readreq", 2: "readresp", 3: "send"}
+
+
+def iwdump_messages(iwdump, pcap, ports):
+    """iwdump --json --check: per (server port, direction) its messages in order,
+    as messages() gives them, or a problem string per port."""
+    res = subprocess.run([iwdump, "--json", "--check", "-r", pcap], capture_output=True,
+                         text=True, timeout=600)
+    out, problems = {}, {}
+    if res.returncode != 0:
+        problems[None] = "iwdump --json --check exit %d: %s" % (res.returncode,
+                                                               res.stderr.strip()[-200:])
+    for line in res.stdout.splitlines():
+        try:
+            o = json.loads(line)
+        except ValueError:
+            problems[None] = "iwdump printed a line that is not JSON: %r" % line[:100]
+            continue
+        sport, dport = o.get("sport"), o.get("dport")
+        key = (dport, "i2r") if dport in ports else (sport, "r2i") if sport in ports else None
+        if key is None:
+            continue
+        t = o.get("type")
+        if t in ("gap", "undecoded"):
+            problems[key[0]] = "iwdump %s: %s" % (t, line[:160])
+        elif t == "rdmap":
+            op = IWDUMP_OPS.get(o["opcode"], "opcode %d" % o["opcode"])
+            if op in TAGGED:
+                m = (op, 0, 0, o["len"])
+            else:
+                m = (op, o["qn"], o["msn"], o["size"] if op == "readreq" else o["len"])
+            out.setdefault(key, []).append(m)
+    return out, problems
+
+
+def check_iwdump(run, got, problems, mss):
+    bad = []
+    want = dict(zip(("i2r", "r2i"), run.layout(run.size, mss)))
+    for p in (None, run.port):
+        if p in problems:
+            bad.append(problems[p])
+    for d in ("i2r", "r2i"):
+        w = messages(want[d])[0]
+        g = got.get((run.port, d), [])
+        if g != w:
+            i = next((k for k, (a, b) in enumerate(zip(w, g)) if a != b), min(len(w), len(g)))
+            bad.append("iwdump %s: %d messages, want %d; first difference at %d: %s, want %s" % (
+                d, len(g), len(w), i, g[i] if i < len(g) else "none",
+                w[i] if i < len(w) else "none"))
+    return bad
+
+
 def check_run(run, view, streams, bounds, trouble, mss):
     bad, notes = [], []
     check_startup(run.combo, view, bad)
@@ -631,6 +688,7 @@ def main():
     ap.add_argument("--perf-iters", type=int, default=5, help="iwperf --iters")
     ap.add_argument("--perf-depth", type=int, default=2, help="iwperf --depth")
     ap.add_argument("--engine", choices=("uring", "epoll"), help="--engine for both tools")
+    ap.add_argument("--iwdump", help="path to iwdump: also decode the capture with it")
     ap.add_argument("--keep", action="store_true", help="keep the capture")
     ap.add_argument("--only", help="run only sessions whose name contains this")
     args = ap.parse_args()
@@ -691,6 +749,8 @@ def main():
         return 1
     streams = mt.streams_from_pcap(tshark, pcap, ports)
     bounds = segment_bounds(tshark, pcap, ports)
+    if args.iwdump:
+        iw_msgs, iw_problems = iwdump_messages(args.iwdump, pcap, ports)
 
     nfail = 0
     for r in runs:
@@ -703,6 +763,8 @@ def main():
             tr = {d: trouble.found.get((r.port, d), []) for d in ("i2r", "r2i")}
             bad, notes = check_run(r, views.get(r.port, mt.new_view()), st, bd, tr,
                                    mss[r.combo.family])
+            if args.iwdump:
+                bad += check_iwdump(r, iw_msgs, iw_problems, mss[r.combo.family])
         nfail += bool(bad)
         print("%-4s %-58s size %d: %s" % ("ok" if not bad else "FAIL", r.name, r.size,
                                             "; ".join(notes)), flush=True)
