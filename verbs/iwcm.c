@@ -663,6 +663,21 @@ static void mpa_config_from(const struct iwcm_options *o, uint8_t ird, uint8_t o
 				 .timeout_ns = (uint64_t)o->timeout_ms * 1000000u};
 }
 
+/*
+ * Full operation began and every octet of our frame is written: the
+ * startup state (about 1.6 KiB: both frames and the peer's private data) is
+ * not needed again, and a server holding thousands of idle connections
+ * should not keep it.  Everything after this point goes to the QP (ep_rx,
+ * ep_tx_iov), and the few readers of id->mpa check it for NULL.
+ */
+static void mpa_release(struct iwcm_id_int *id)
+{
+	if (!id->mpa || !id->estab || mpa_setup_tx_pending(id->mpa, NULL) > 0)
+		return;
+	free(id->mpa);
+	id->mpa = NULL;
+}
+
 static void on_reply(struct iwcm_id_int *id, const uint8_t *rest, size_t rest_len)
 {
 	const struct mpa_frame *f = mpa_setup_peer_frame(id->mpa);
@@ -694,6 +709,7 @@ static void on_reply(struct iwcm_id_int *id, const uint8_t *rest, size_t rest_le
 		if (f)
 			ev_set_pd(ev, f->pd, f->pd_len);
 	}
+	mpa_release(id);
 	if (rest_len)
 		qp_rx(id, rest, rest_len);
 	else
@@ -860,6 +876,7 @@ static void mpa_sent(struct iwcm_id_int *id)
 		if (ev && mpa_setup_params(id->mpa, &p) == IW_OK)
 			ev_set_params(ev, &p);
 	}
+	mpa_release(id);
 }
 
 static void ep_tx_done(struct iwv_ep *ep, ssize_t n)
