@@ -33,7 +33,10 @@ shift || true
 # compat/ are built against them, never linked with the real libraries) and the
 # unmodified Debian RDMA programs the compat tests run over those libraries
 # (rdmacm-utils: rping; perftest: ib_*_bw/lat; qperf; ibverbs-utils:
-# ibv_devices, ibv_devinfo), and libpcap (iwdump reads captures and captures live).
+# ibv_devices, ibv_devinfo), libpcap (iwdump reads captures and captures live),
+# iproute2 (ip netns: the two namespaces of test/helpers/netns.py that
+# tools/iwimpair joins, and nstat) and socat (the plain TCP relays that
+# tools/bench/bench_nfs.sh compares the gateways with).
 packages=(
     gcc libc6-dev make pkg-config meson ninja-build python3
     check libsubunit-dev
@@ -46,6 +49,8 @@ packages=(
     libibverbs-dev librdmacm-dev
     rdmacm-utils perftest qperf ibverbs-utils
     libpcap-dev
+    iproute2
+    socat
 )
 
 missing=()
