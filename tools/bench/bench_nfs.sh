@@ -3,10 +3,12 @@
 #
 # bench_nfs.sh - NFS write and read throughput through both iwnfsgw gateways
 # (nfs-cp -> iwnfsgw client -> iWARP -> iwnfsgw server -> nfs-ganesha) next
-# to the same copy straight over TCP to ganesha, on loopback, in the same
-# run, as a markdown table of ratios.  A benchmark, not a test: the goal
-# (>= 0.9 x direct) is shown, not enforced; the exit status is 1 only if a
-# copy failed or came back different.
+# to the same topology built from two plain user-space TCP relays (socat
+# -b 1048576 with nodelay on both ends, one in place of each gateway: the
+# cost of any copying relay) and to the copy straight over TCP to ganesha,
+# on loopback, in the same run, as a markdown table of ratios.  A benchmark,
+# not a test: the goal (>= 0.95 x the relay chain) is shown, not enforced;
+# the exit status is 1 only if a copy failed or came back different.
 #
 # Usage: tools/bench/bench_nfs.sh [extra iwnfsgw options for both gateways]
 #   e.g. tools/bench/bench_nfs.sh --credits 64
@@ -40,20 +42,40 @@ gw_init
 trap gw_cleanup EXIT
 trap 'exit 130' INT TERM
 
+command -v socat >/dev/null || { echo "bench_nfs.sh: needs socat (tools/setup.sh)" >&2; exit 1; }
 gw_start_nfs
 gw_start_server "${EXTRA[@]}"
 gw_start_client "${EXTRA[@]}"
+# the relay chain: nfs-cp -> socat (RELAY1) -> socat (RELAY2) -> ganesha;
+# MOUNT goes straight to ganesha, as it does for the gateway path
+RELAY1=${RELAY1:-20060}
+RELAY2=${RELAY2:-20061}
+relay() { # listen port, target port
+	socat -b 1048576 "TCP-LISTEN:$1,bind=127.0.0.1,reuseaddr,fork,nodelay" \
+		"TCP:127.0.0.1:$2,nodelay" 2>>"$GW_TMP/socat.log" &
+	gw_pids+=($!)
+	gw_wait_port "$1" 50 || { echo "bench_nfs.sh: socat did not listen on $1" >&2; exit 1; }
+}
+relay "$RELAY2" "$GW_NFS_PORT"
+relay "$RELAY1" "$RELAY2"
+url_for() { # path name
+	case $1 in
+	direct) gw_url_direct "$2" ;;
+	relay) echo "nfs://127.0.0.1/export/$2?nfsport=$RELAY1&mountport=$GW_MNT_PORT" ;;
+	*) gw_url_gw "$2" ;;
+	esac
+}
 gw_make_file "$GW_TMP/src.bin" "$SIZE_MB"
 want=$(gw_sha "$GW_TMP/src.bin")
 n=0
 
 fail() { echo "bench_nfs.sh: $*" >&2; exit 1; }
 
-one() { # path(direct|gw) op(write|read): seconds in RES
+one() { # path(direct|relay|gw) op(write|read): seconds in RES
 	local url t name
 	n=$((n + 1))
 	name=b$n.bin
-	if [[ $1 == direct ]]; then url=$(gw_url_direct "$name"); else url=$(gw_url_gw "$name"); fi
+	url=$(url_for "$1" "$name")
 	if [[ $2 == write ]]; then
 		gw_timed t timeout 900 nfs-cp "$GW_TMP/src.bin" "$url" >/dev/null || fail "$1 write failed"
 		[[ $(gw_sha "$GW_TMP/export/$name") == "$want" ]] || fail "$1 write stored differently"
@@ -84,7 +106,7 @@ many() { # path op: aggregate seconds of CLIENTS parallel copies of SIZE_MB/CLIE
 	done
 	t0=$(gw_now)
 	for ((i = 0; i < CLIENTS; i++)); do
-		if [[ $1 == direct ]]; then url=$(gw_url_direct "${names[i]}"); else url=$(gw_url_gw "${names[i]}"); fi
+		url=$(url_for "$1" "${names[i]}")
 		if [[ $2 == write ]]; then
 			timeout 900 nfs-cp "$GW_TMP/part.bin" "$url" >/dev/null &
 		else
@@ -109,19 +131,24 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int(
 
 declare -A res
 names=()
-# measure RUNNER OP KEY_PREFIX: REPEAT interleaved direct/gateway runs of
-# RUNNER (one or many), medians into res[PREFIXdirect,OP] and res[PREFIXgw,OP].
+# measure RUNNER OP KEY_PREFIX: REPEAT interleaved direct/relay/gateway runs
+# of RUNNER (one or many), the order rotating each round; medians into
+# res[PREFIXdirect,OP], res[PREFIXrelay,OP] and res[PREFIXgw,OP].
 measure() {
-	local runner=$1 op=$2 pfx=$3 r
-	local dts=() gts=()
+	local runner=$1 op=$2 pfx=$3 r k p
+	local -A ts=()
+	local order=(direct relay gw)
 	for ((r = 0; r < REPEAT; r++)); do
-		"$runner" direct "$op"
-		dts+=("$RES")
-		"$runner" gw "$op"
-		gts+=("$RES")
+		for ((k = 0; k < 3; k++)); do
+			p=${order[(r + k) % 3]}
+			"$runner" "$p" "$op"
+			ts[$p]+=" $RES"
+		done
 	done
-	res[${pfx}direct,$op]=$(median "${dts[@]}")
-	res[${pfx}gw,$op]=$(median "${gts[@]}")
+	for p in direct relay gw; do
+		# shellcheck disable=SC2086 # the list of times, split on purpose
+		res[$pfx$p,$op]=$(median ${ts[$p]})
+	done
 }
 for op in write read; do
 	measure one "$op" ""
@@ -132,23 +159,28 @@ done
 
 bytes=$((SIZE_MB * 1048576))
 mbytes=$(((SIZE_MB / CLIENTS > 0 ? SIZE_MB / CLIENTS : 1) * CLIENTS * 1048576))
-row() { # label bytes direct_s gw_s
-	local d g
+row() { # label bytes direct_s relay_s gw_s
+	local d r g
 	d=$(gw_mbps "$2" "$3")
-	g=$(gw_mbps "$2" "$4")
-	printf '| %-40s | %10s | %13s | %5s |\n' "$1" "$d" "$g" \
+	r=$(gw_mbps "$2" "$4")
+	g=$(gw_mbps "$2" "$5")
+	printf '| %-40s | %10s | %11s | %13s | %14s | %15s |\n' "$1" "$d" "$r" "$g" \
+		"$(awk -v a="$r" -v b="$g" 'BEGIN { printf "%.2f", (a > 0) ? b / a : 0 }')" \
 		"$(awk -v a="$d" -v b="$g" 'BEGIN { printf "%.2f", (a > 0) ? b / a : 0 }')"
 }
 echo
-echo "NFSv3 nfs-cp, $SIZE_MB MiB, median of $REPEAT, MiB/s (ratio = through iWARP / direct; goal >= 0.9)"
+echo "NFSv3 nfs-cp, $SIZE_MB MiB, median of $REPEAT, MiB/s (goal: iWARP >= 0.95 x the relay chain)"
 echo
-printf '| %-40s | %10s | %13s | %5s |\n' "case" "direct TCP" "through iWARP" "ratio"
-echo "|------------------------------------------|------------|---------------|-------|"
-row "write, 1 client" "$bytes" "${res[direct,write]}" "${res[gw,write]}"
-row "read, 1 client" "$bytes" "${res[direct,read]}" "${res[gw,read]}"
+printf '| %-40s | %10s | %11s | %13s | %14s | %15s |\n' "case" "direct TCP" "relay chain" \
+	"through iWARP" "iWARP / relays" "iWARP / direct"
+echo "|------------------------------------------|------------|-------------|---------------|----------------|-----------------|"
+row "write, 1 client" "$bytes" "${res[direct,write]}" "${res[relay,write]}" "${res[gw,write]}"
+row "read, 1 client" "$bytes" "${res[direct,read]}" "${res[relay,read]}" "${res[gw,read]}"
 if ((CLIENTS > 0)); then
-	row "write, $CLIENTS clients at once (aggregate)" "$mbytes" "${res[mdirect,write]}" "${res[mgw,write]}"
-	row "read, $CLIENTS clients at once (aggregate)" "$mbytes" "${res[mdirect,read]}" "${res[mgw,read]}"
+	row "write, $CLIENTS clients at once (aggregate)" "$mbytes" "${res[mdirect,write]}" \
+		"${res[mrelay,write]}" "${res[mgw,write]}"
+	row "read, $CLIENTS clients at once (aggregate)" "$mbytes" "${res[mdirect,read]}" \
+		"${res[mrelay,read]}" "${res[mgw,read]}"
 fi
 echo
-echo "gateway options: ${EXTRA[*]:-(defaults)}; $(nproc) CPUs; iwnfsgw $("$GW_IWNFSGW" --version | awk '{ print $2 }')"
+echo "gateway options: ${EXTRA[*]:-(defaults)}; $(nproc) CPUs; iwnfsgw $("$GW_IWNFSGW" --version | awk '{ print $2 }'); relays: socat -b 1048576, nodelay"
