@@ -90,6 +90,11 @@ struct iwcm_chan_int {
 	int efd;
 	struct ev_int *head, *tail;
 	int ids;
+	/* Threads blocked in iwcm_get_cm_event.  A channel destroyed under them
+	 * is only marked dead; the last of them to wake frees it (rping's CM
+	 * thread is still blocked there when the program tears down). */
+	int waiters;
+	bool dead;
 };
 
 struct ev_int {
@@ -1169,6 +1174,13 @@ int iwcm_destroy_event_channel(struct iwcm_event_channel *pub)
 		free(ev);
 	}
 	ctx->users--;
+	if (ch->waiters > 0) {
+		/* a thread still waits here: it frees the channel when it wakes */
+		ch->dead = true;
+		iwv_efd_signal(ch->efd, true);
+		UNLOCK(ctx);
+		return 0;
+	}
 	UNLOCK(ctx);
 	close(ch->efd);
 	close(ch->pub.fd);
@@ -1742,9 +1754,23 @@ int iwcm_get_cm_event(struct iwcm_event_channel *pub, struct iwcm_event **event)
 	ctx = ch->ctx;
 	nonblock = (fcntl(ch->pub.fd, F_GETFL) & O_NONBLOCK) != 0;
 	LOCK(ctx);
+	ch->waiters++;
 	for (;;) {
 		struct ev_int *ev;
 
+		if (ch->dead) {
+			/* destroyed while we waited (a program error, but rping's CM
+			 * thread does it at every exit): the last waiter frees it */
+			bool last = --ch->waiters == 0;
+
+			UNLOCK(ctx);
+			if (last) {
+				close(ch->efd);
+				close(ch->pub.fd);
+				free(ch);
+			}
+			return fail(EBADF);
+		}
 		iwv_ctx_progress_for(ctx, NULL);
 		ev = ch->head;
 		if (ev) {
@@ -1759,16 +1785,19 @@ int iwcm_get_cm_event(struct iwcm_event_channel *pub, struct iwcm_event **event)
 				((struct iwcm_id_int *)ev->pub.listen_id)->events_unacked++;
 				((struct iwcm_id_int *)ev->pub.listen_id)->queued--;
 			}
+			ch->waiters--;
 			UNLOCK(ctx);
 			*event = &ev->pub;
 			return 0;
 		}
 		if (nonblock) {
+			ch->waiters--;
 			UNLOCK(ctx);
 			return fail(EAGAIN);
 		}
 		/* A signal ends the wait (EINTR), as in librdmacm. */
 		if (iwv_ctx_wait(ctx, UINT64_MAX, ch->efd) < 0 && errno == EINTR) {
+			ch->waiters--;
 			UNLOCK(ctx);
 			return fail(EINTR);
 		}

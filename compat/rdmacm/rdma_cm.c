@@ -33,6 +33,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/rdma_cma.h>
 
@@ -576,8 +577,19 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 
 	if (!ch || !event)
 		return ret_errno(EINVAL);
-	if (iwcm_get_cm_event(ch->iw, &e) != 0)
+	if (iwcm_get_cm_event(ch->iw, &e) != 0) {
+		/*
+		 * The channel was destroyed while this thread waited on it.  In
+		 * librdmacm the thread stays blocked in the kernel until the
+		 * process exits, and programs count on that: rping's CM thread is
+		 * still waiting when main() destroys the id and the channel, frees
+		 * the state that thread uses and returns.  Do the same.
+		 */
+		if (errno == EBADF)
+			for (;;)
+				pause();
 		return -1;
+	}
 	ev = calloc(1, sizeof(*ev));
 	if (!ev) {
 		iwcm_ack_cm_event(e);

@@ -173,7 +173,8 @@ struct iwcm_event {
 IW_EXPORT struct iwcm_event_channel *iwcm_create_event_channel(void);
 /* Extension: an event channel whose ids live on `context`. */
 IW_EXPORT struct iwcm_event_channel *iwcm_create_event_channel_ctx(struct iwv_context *context);
-/* EBUSY while ids use it. */
+/* EBUSY while ids use it.  A thread blocked in iwcm_get_cm_event on it
+ * returns -1 with EBADF (the channel is freed once it has). */
 IW_EXPORT int iwcm_destroy_event_channel(struct iwcm_event_channel *channel);
 
 /* The calls below return 0, or -1 with errno set (as librdmacm). */
@@ -214,7 +215,8 @@ IW_EXPORT int iwcm_reject(struct iwcm_id *id, const void *private_data, uint8_t 
 IW_EXPORT int iwcm_disconnect(struct iwcm_id *id);
 
 /* Blocks (progressing the stack) unless channel->fd is O_NONBLOCK (then EAGAIN); a
- * signal caught while blocked ends it with EINTR. */
+ * signal caught while blocked ends it with EINTR; the channel destroyed by another
+ * thread meanwhile ends it with EBADF. */
 IW_EXPORT int iwcm_get_cm_event(struct iwcm_event_channel *channel, struct iwcm_event **event);
 IW_EXPORT int iwcm_ack_cm_event(struct iwcm_event *event);
 

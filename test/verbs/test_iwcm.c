@@ -20,10 +20,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
 
@@ -224,6 +226,45 @@ START_TEST(get_cm_event_on_a_nonblocking_channel_without_event_returns_eagain)
 	ck_assert_int_eq(iwcm_get_cm_event(ch, &e), -1);
 	ck_assert_int_eq(errno, EAGAIN);
 	ck_assert_int_eq(iwcm_destroy_event_channel(ch), 0);
+	ck_assert_int_eq(iwv_close_device(ctx), 0);
+}
+END_TEST
+
+struct cm_waiter {
+	struct iwcm_event_channel *ch;
+	int ret, err;
+};
+
+static void *cm_wait_thread(void *arg)
+{
+	struct cm_waiter *w = arg;
+	struct iwcm_event *e = NULL;
+
+	errno = 0;
+	w->ret = iwcm_get_cm_event(w->ch, &e);
+	w->err = errno;
+	return NULL;
+}
+
+/* librdmacm programs (rping) destroy the channel while their CM thread still
+ * waits on it: the waiter must not touch the freed channel. */
+START_TEST(destroying_a_channel_ends_a_blocked_get_cm_event_with_ebadf)
+{
+	struct iwv_context *ctx = vh_ctx_open(-1);
+	struct cm_waiter w = {.ret = 1};
+	struct timespec until;
+	pthread_t t;
+
+	w.ch = iwcm_create_event_channel_ctx(ctx);
+	ck_assert_ptr_nonnull(w.ch);
+	ck_assert_int_eq(pthread_create(&t, NULL, cm_wait_thread, &w), 0);
+	usleep(100 * 1000); /* the thread is blocked in the call by now */
+	ck_assert_int_eq(iwcm_destroy_event_channel(w.ch), 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	ck_assert_int_eq(pthread_timedjoin_np(t, NULL, &until), 0);
+	ck_assert_int_eq(w.ret, -1);
+	ck_assert_int_eq(w.err, EBADF);
 	ck_assert_int_eq(iwv_close_device(ctx), 0);
 }
 END_TEST
@@ -1480,6 +1521,7 @@ static Suite *iwcm_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, event_channel_fd_becomes_readable_when_an_event_is_queued);
 	tcase_add_test(tc, get_cm_event_on_a_nonblocking_channel_without_event_returns_eagain);
+	tcase_add_test(tc, destroying_a_channel_ends_a_blocked_get_cm_event_with_ebadf);
 	tcase_add_test(tc, create_id_fills_the_id_and_the_channel_is_busy_until_it_is_destroyed);
 	tcase_add_test(tc, options_default_has_the_documented_values_and_a_new_id_starts_with_them);
 	tcase_add_loop_test(tc, set_options_with_an_unknown_mpa_revision_returns_einval, 0, 2);
