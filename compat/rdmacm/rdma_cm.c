@@ -168,7 +168,8 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	if (!ch)
 		return;
 	/* A program may still block in rdma_get_cm_event on it from another thread
-	 * (rping's CM thread): a channel that is still in use is left alone. */
+	 * (rping's CM thread): the iwcm channel is then freed by that thread when
+	 * it wakes, which then blocks for good (rdma_get_cm_event). */
 	if (iwc_retry_busy(channel_destroy_fn, ch->iw) == 0)
 		free(ch);
 }
