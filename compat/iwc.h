@@ -154,11 +154,17 @@ struct ibv_context *iwc_shared_context(void);
 struct ibv_qp *iwc_qp_by_num(struct ibv_context *ctx, uint32_t qp_num);
 
 /* After the CM connected or tore down the QP behind `qp`: refresh qp->state
- * from libiwarp (ibv_qp.state is read directly by some programs). */
-void iwc_qp_sync_state(struct ibv_qp *qp);
+ * from libiwarp (ibv_qp.state is read directly by some programs).  `qp` may
+ * be one the program destroyed meanwhile, from another thread (rping's CM
+ * thread gets DISCONNECTED while main() destroys the QP): it is looked up
+ * in ctx's QPs, not dereferenced, and left alone when gone. */
+void iwc_qp_sync_state(struct ibv_context *ctx, struct ibv_qp *qp);
 
 /* Free the wrapper of a QP whose iwarp QP the CM has destroyed already
  * (rdma_destroy_qp: iwcm_destroy_qp destroys it). */
 void iwc_qp_release(struct ibv_qp *qp);
+/* Take `qp` off (listed false) or put it back on its context's list of QPs
+ * (iwc_qp_by_num, iwc_qp_sync_state): off before its iwarp QP is destroyed. */
+void iwc_qp_listed(struct ibv_qp *qp, bool listed);
 
 #endif /* IWARP_COMPAT_IWC_H */

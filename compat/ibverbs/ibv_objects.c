@@ -492,6 +492,12 @@ void iwc_qp_track(struct iwc_qp *qp, bool add)
 	pthread_mutex_unlock(&c->qp_lock);
 }
 
+void iwc_qp_listed(struct ibv_qp *qp, bool listed)
+{
+	if (qp)
+		iwc_qp_track(iwc_qp(qp), listed);
+}
+
 struct ibv_qp *iwc_qp_by_num(struct ibv_context *ctx, uint32_t qp_num)
 {
 	struct iwc_context *c;
@@ -507,12 +513,23 @@ struct ibv_qp *iwc_qp_by_num(struct ibv_context *ctx, uint32_t qp_num)
 	return q ? &q->pub : NULL;
 }
 
-void iwc_qp_sync_state(struct ibv_qp *qp)
+void iwc_qp_sync_state(struct ibv_context *ctx, struct ibv_qp *qp)
 {
+	struct iwc_context *c;
 	struct iwv_qp_attr a;
+	struct iwc_qp *q;
 
-	if (qp && iwv_query_qp(iwc_qp(qp)->iwv, &a, IWV_QP_STATE, NULL) == 0)
+	if (!ctx || !qp)
+		return;
+	c = iwc_ctx(ctx);
+	/* under qp_lock: ibv_destroy_qp takes the QP off the list under it
+	 * before destroying it, so a QP on the list stays valid meanwhile */
+	pthread_mutex_lock(&c->qp_lock);
+	for (q = c->qps; q && &q->pub != qp; q = q->next)
+		;
+	if (q && iwv_query_qp(q->iwv, &a, IWV_QP_STATE, NULL) == 0)
 		qp->state = (enum ibv_qp_state)a.qp_state;
+	pthread_mutex_unlock(&c->qp_lock);
 }
 
 struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
@@ -596,10 +613,14 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (!qp)
 		return EINVAL;
-	r = iwc_retry_busy(qp_destroy_fn, q->iwv);
-	if (r)
-		return r;
+	/* off the list first: iwc_qp_sync_state (another thread) must not find
+	 * it once the iwarp QP is gone */
 	iwc_qp_track(q, false);
+	r = iwc_retry_busy(qp_destroy_fn, q->iwv);
+	if (r) {
+		iwc_qp_track(q, true);
+		return r;
+	}
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
 	free(q);
@@ -663,7 +684,7 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	case IBV_QPS_INIT:
 	case IBV_QPS_RTR:
 	case IBV_QPS_RTS:
-		iwc_qp_sync_state(qp);
+		iwc_qp_sync_state(qp->context, qp);
 		return 0;
 	case IBV_QPS_ERR: {
 		struct iwv_qp_attr a = {.qp_state = IWV_QPS_ERR};

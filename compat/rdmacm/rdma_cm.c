@@ -396,10 +396,14 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 		return;
 	qp = id->qp;
 	id->qp = NULL;
-	/* The CM lets go of the QP and destroys it; our wrapper goes after it. */
+	/* The CM lets go of the QP and destroys it; our wrapper goes after it.
+	 * Off the context's list first, so that no other thread syncs its state
+	 * (iwc_qp_sync_state) while it goes. */
+	iwc_qp_listed(qp, false);
 	iwcm_destroy_qp(rcm_id(id)->iw);
 	if (rcm_id(id)->iw->qp) {
 		/* refused (events not yet acknowledged): keep the id's view consistent */
+		iwc_qp_listed(qp, true);
 		id->qp = qp;
 		return;
 	}
@@ -628,7 +632,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		sync_route(r);
 		if (r->pub.qp &&
 		    (e->event == IWCM_EVENT_ESTABLISHED || e->event == IWCM_EVENT_DISCONNECTED))
-			iwc_qp_sync_state(r->pub.qp);
+			iwc_qp_sync_state(r->pub.verbs, r->pub.qp);
 		r->pub.event = &ev->pub;
 	}
 	*event = &ev->pub;
