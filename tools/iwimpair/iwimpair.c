@@ -710,16 +710,7 @@ static void usage(void)
 /* A decimal with an optional fraction in [min, max] (percentages, milliseconds). */
 static int parse_real(const char *opt, const char *s, double min, double max, double *out)
 {
-	enum iwt_num_err e = iwt_num_parse_seconds(s, min, max, out);
-	char why[96];
-
-	if (e == IWT_NUM_OK)
-		return 0;
-	if (e == IWT_NUM_RANGE)
-		snprintf(why, sizeof(why), "must be from %g to %g", min, max);
-	else
-		iwt_num_why(e, 0, 0, why, sizeof(why));
-	return iwt_bad_arg(PROG, opt, s, why);
+	return iwt_num_real(PROG, opt, s, min, max, NULL, out);
 }
 
 static int parse_ms(const char *opt, const char *s, uint64_t *ns)

@@ -140,8 +140,8 @@ int iwt_num_u64(const char *prog, const char *opt, const char *s, uint64_t min, 
 	return iwt_bad_arg(prog, opt, s, why);
 }
 
-int iwt_num_seconds(const char *prog, const char *opt, const char *s, double min, double max,
-		    double *out)
+int iwt_num_real(const char *prog, const char *opt, const char *s, double min, double max,
+		 const char *unit, double *out)
 {
 	enum iwt_num_err e = iwt_num_parse_seconds(s, min, max, out);
 	char why[96];
@@ -149,10 +149,17 @@ int iwt_num_seconds(const char *prog, const char *opt, const char *s, double min
 	if (e == IWT_NUM_OK)
 		return 0;
 	if (e == IWT_NUM_RANGE)
-		snprintf(why, sizeof(why), "must be from %g to %g seconds", min, max);
+		snprintf(why, sizeof(why), "must be from %g to %g%s%s", min, max, unit ? " " : "",
+			 unit ? unit : "");
 	else
 		iwt_num_why(e, 0, 0, why, sizeof(why));
 	return iwt_bad_arg(prog, opt, s, why);
+}
+
+int iwt_num_seconds(const char *prog, const char *opt, const char *s, double min, double max,
+		    double *out)
+{
+	return iwt_num_real(prog, opt, s, min, max, "seconds", out);
 }
 
 int iwt_onoff_parse(const char *s)

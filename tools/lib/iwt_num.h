@@ -63,6 +63,10 @@ int iwt_num_u64(const char *prog, const char *opt, const char *s, uint64_t min, 
 /* The same for seconds (the range is printed with %g). */
 int iwt_num_seconds(const char *prog, const char *opt, const char *s, double min, double max,
 		    double *out);
+/* The same for any decimal with an optional fraction; `unit` ("seconds",
+ * "%", or NULL for none) follows the range in the message. */
+int iwt_num_real(const char *prog, const char *opt, const char *s, double min, double max,
+		 const char *unit, double *out);
 
 /*
  * An on/off switch: "on", "yes", "true", "1" give 1; "off", "no", "false",
