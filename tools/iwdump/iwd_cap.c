@@ -64,11 +64,16 @@ static void link_refuse(const char *what, int dlt, char *err, size_t errlen)
 		 dlt);
 }
 
-static struct iwd_cap *cap_new(pcap_t *p)
+/* Our handle around an opened pcap_t (closed, with a message, on failure). */
+static struct iwd_cap *cap_new(pcap_t *p, const char *name, char *err, size_t errlen)
 {
 	struct iwd_cap *c = calloc(1, sizeof(*c));
-	if (!c)
+
+	if (!c) {
+		snprintf(err, errlen, "%s: %s", name, strerror(ENOMEM));
+		pcap_close(p);
 		return NULL;
+	}
 	c->p = p;
 	c->linktype = pcap_datalink(p);
 	return c;
@@ -93,12 +98,7 @@ struct iwd_cap *iwd_cap_open_file(const char *path, char *err, size_t errlen)
 		pcap_close(p);
 		return NULL;
 	}
-	struct iwd_cap *c = cap_new(p);
-	if (!c) {
-		snprintf(err, errlen, "%s: %s", name, strerror(ENOMEM));
-		pcap_close(p);
-	}
-	return c;
+	return cap_new(p, name, err, errlen);
 }
 
 /*
@@ -173,12 +173,7 @@ struct iwd_cap *iwd_cap_open_live(const char *ifname, const char *filter, char *
 		return NULL;
 	}
 
-	struct iwd_cap *c = cap_new(p);
-	if (!c) {
-		snprintf(err, errlen, "%s: %s", name, strerror(ENOMEM));
-		pcap_close(p);
-	}
-	return c;
+	return cap_new(p, name, err, errlen);
 }
 
 int iwd_cap_next(struct iwd_cap *c, struct iwd_seg *seg, char *err, size_t errlen)
