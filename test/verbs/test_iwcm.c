@@ -1310,12 +1310,18 @@ START_TEST(a_listener_at_its_backlog_holds_new_connections_back_instead_of_reset
 	cfg.backlog = 2;
 	cfg.s_opt_set = true;
 	iwcm_options_default(&cfg.s_opt);
-	cfg.s_opt.timeout_ms = 1500;
+	/* The two silent connections hold the backlog until their MPA start-up
+	 * times out (5 s); the quiet period is counted from when they connected
+	 * and ends 2 s before that, so that a slow machine (ASan, parallel tests)
+	 * cannot see the timeout inside it - and it must last 500 ms at least. */
+	cfg.s_opt.timeout_ms = 5000;
 	vh_pair_listen(&p, &cfg);
+	end = th_now_ms() + 3000;
 	for (int i = 0; i < 2; i++)
 		raw[i] = raw_connect(p.port);
 	vh_pair_connect(&p);
-	end = th_now_ms() + 1000;
+	ck_assert_msg(th_now_ms() + 500 <= end, "connecting took %llu ms",
+		      (unsigned long long)(th_now_ms() + 3000 - end));
 	while (th_now_ms() < end) {
 		vh_step(&p.w);
 		vh_expect_no_event(&p.w, p.listen);
