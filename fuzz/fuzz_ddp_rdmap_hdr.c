@@ -105,12 +105,15 @@ static void check_atomic(uint8_t op, const uint8_t *p, size_t len)
 	}
 }
 
-/* rdmap_term_read: either the RFC reading or, flagged, siw's with a defined code. */
+/* rdmap_term_read: either the RFC reading or, flagged, siw's with a defined
+ * code - and then the RFC reading was undefined, or defined but not
+ * accounting for the octets exactly while siw's does. */
 static void check_term_read(const uint8_t *p, size_t len)
 {
 	struct rdmap_term t, u;
 	bool siw;
-	ssize_t n = rdmap_term_read(p, len, &t, &siw);
+	ssize_t n = rdmap_term_read(p, len, len, &t, &siw);
+	ssize_t m;
 
 	if (!siw) {
 		if (n != rdmap_term_decode(p, len, &u) || (n >= 0 && !term_same(&t, &u)))
@@ -120,7 +123,8 @@ static void check_term_read(const uint8_t *p, size_t len)
 	if (n != rdmap_term_decode_siw(p, len, &u) || n < 0 || !term_same(&t, &u) ||
 	    !rdmap_term_code_defined(&t.code))
 		abort();
-	if (rdmap_term_decode(p, len, &u) >= 0 && rdmap_term_code_defined(&u.code))
+	m = rdmap_term_decode(p, len, &u);
+	if (m >= 0 && rdmap_term_code_defined(&u.code) && ((size_t)m == len || (size_t)n != len))
 		abort();
 }
 

@@ -276,20 +276,26 @@ bool rdmap_term_code_defined(const struct iw_term_code *c)
 	}
 }
 
-ssize_t rdmap_term_read(const uint8_t *buf, size_t len, struct rdmap_term *t, bool *siw_layout)
+/* How well one reading fits: 2 = a defined code whose header-copy bits
+ * account for exactly the `total` octets, 1 = a defined code, 0 = neither. */
+static int term_fit(ssize_t r, const struct rdmap_term *t, size_t total)
+{
+	if (r < 0 || !rdmap_term_code_defined(&t->code))
+		return 0;
+	return (size_t)r == total ? 2 : 1;
+}
+
+ssize_t rdmap_term_read(const uint8_t *buf, size_t len, size_t total, struct rdmap_term *t,
+			bool *siw_layout)
 {
 	struct rdmap_term alt;
 	ssize_t r = rdmap_term_decode(buf, len, t);
-	ssize_t a;
+	ssize_t a = rdmap_term_decode_siw(buf, len, &alt);
 
-	*siw_layout = false;
-	if (r >= 0 && rdmap_term_code_defined(&t->code))
-		return r;
-	a = rdmap_term_decode_siw(buf, len, &alt);
-	if (a < 0 || !rdmap_term_code_defined(&alt.code))
+	*siw_layout = term_fit(a, &alt, total) > term_fit(r, t, total);
+	if (!*siw_layout)
 		return r;
 	*t = alt;
-	*siw_layout = true;
 	return a;
 }
 

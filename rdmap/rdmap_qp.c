@@ -1437,7 +1437,8 @@ static int rx_check_imm(struct rdmap_qp *qp, struct qp_rxseg *s)
 static int rx_check_term(struct rdmap_qp *qp, struct qp_rxseg *s)
 {
 	bool siw;
-	ssize_t r = rdmap_term_read(s->hdr + s->ddp_len, s->gathered - s->ddp_len, &s->term, &siw);
+	ssize_t r = rdmap_term_read(s->hdr + s->ddp_len, s->gathered - s->ddp_len,
+				    s->ulpdu_len - s->ddp_len, &s->term, &siw);
 
 	s->kind = RX_TERM;
 	/* Honour it anyway: the stream is over.  Linux siw writes the control

@@ -203,13 +203,18 @@ IW_EXPORT bool rdmap_term_code_defined(const struct iw_term_code *c);
  * M/D/R in the low bits of octet 2 (0x01, 0x02, 0x04) - "DDP untagged,
  * invalid QN, header copied" goes out as 21 01 03 00 where RFC 5040 §4.8
  * says 12 01 c0 00.  rdmap_term_decode_siw() reads that layout (returns as
- * rdmap_term_decode).  rdmap_term_read() reads per the RFC and, only when
- * that reading names no defined code while siw's does, takes siw's and sets
- * *siw_layout; otherwise it returns what rdmap_term_decode returns.
+ * rdmap_term_decode).  rdmap_term_read() reads the first `len` octets of
+ * a Terminate's RDMAP part of `total` octets both ways and takes siw's
+ * reading (setting *siw_layout) only when it fits better: a defined code
+ * whose header-copy bits account for exactly `total` octets beats a defined
+ * code alone, which beats neither; on a tie the RFC reading wins, and it
+ * returns what rdmap_term_decode returns.  (siw's "RDMAP, unexpected
+ * opcode" 20 06 03 00 reads per the RFC as a defined MPA code, but only
+ * siw's reading accounts for the header copy that follows.)
  */
 IW_EXPORT ssize_t rdmap_term_decode_siw(const uint8_t *buf, size_t len, struct rdmap_term *t);
-IW_EXPORT ssize_t rdmap_term_read(const uint8_t *buf, size_t len, struct rdmap_term *t,
-				  bool *siw_layout);
+IW_EXPORT ssize_t rdmap_term_read(const uint8_t *buf, size_t len, size_t total,
+				  struct rdmap_term *t, bool *siw_layout);
 
 /*
  * Fill `t` for an error detected on a received segment: the triple from

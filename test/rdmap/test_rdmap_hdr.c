@@ -244,7 +244,7 @@ START_TEST(term_in_siw_layout_is_read_as_the_defined_code)
 	n = vec_bytes(v, seg) - DDP_UNTAGGED_HDR_LEN;
 	ck_assert_int_gt(rdmap_term_decode(p, n, &std), 0);
 	/* the RFC layout is read as such */
-	ck_assert_int_gt(rdmap_term_read(p, n, &t, &siw), 0);
+	ck_assert_int_gt(rdmap_term_read(p, n, n, &t, &siw), 0);
 	ck_assert(!siw);
 	ck_assert_mem_eq(&t, &std, sizeof(t));
 	/* the same Terminate in siw's layout */
@@ -253,14 +253,30 @@ START_TEST(term_in_siw_layout_is_read_as_the_defined_code)
 			 (p[2] & RDMAP_TERM_R ? 0x04 : 0));
 	ck_assert_int_eq(p[0], 0x21);
 	ck_assert_int_eq(p[2], 0x03);
-	ck_assert_int_gt(rdmap_term_read(p, n, &t, &siw), 0);
+	ck_assert_int_gt(rdmap_term_read(p, n, n, &t, &siw), 0);
 	ck_assert(siw);
 	ck_assert_mem_eq(&t, &std, sizeof(t));
 	ck_assert_int_gt(rdmap_term_decode_siw(p, n, &t), 0);
 	ck_assert_mem_eq(&t, &std, sizeof(t));
+	/* both define a code ("RDMAP, unexpected opcode" per siw reads per the
+	 * RFC as MPA code 6), but only siw's M/D account for the header copy */
+	p[0] = 0x20;
+	p[1] = 0x06;
+	ck_assert_int_gt(rdmap_term_read(p, n, n, &t, &siw), 0);
+	ck_assert(siw);
+	ck_assert_uint_eq(t.code.layer, 0);
+	ck_assert_uint_eq(t.code.etype, 2);
+	ck_assert(t.m && t.d && !t.r);
+	/* the control word alone: now the RFC reading (no copies) is the one that
+	 * fits, siw's announces a copy that is not there */
+	ck_assert_int_eq(rdmap_term_read(p, RDMAP_TERM_CTRL_LEN, RDMAP_TERM_CTRL_LEN, &t, &siw),
+			 RDMAP_TERM_CTRL_LEN);
+	ck_assert(!siw);
+	ck_assert_uint_eq(t.code.layer, 2);
 	/* neither reading defined: the RFC reading, not flagged */
 	p[0] = 0x2F;
-	ck_assert_int_gt(rdmap_term_read(p, n, &t, &siw), 0);
+	p[1] = 0x02;
+	ck_assert_int_gt(rdmap_term_read(p, n, n, &t, &siw), 0);
 	ck_assert(!siw);
 	ck_assert_uint_eq(t.code.layer, 2);
 	ck_assert_uint_eq(t.code.etype, 0xF);

@@ -1078,22 +1078,20 @@ static void search(struct iwd_iwarp *c, struct iwd_dir *D, bool final)
 
 /* A layer/type/code combination RFC 5040 §4.8, RFC 5041 §7.2, RFC 5044 §8
  * and RFC 6581 §8 define. */
-/* One reading: decode, and say whether it is sane strictly (the header-copy
- * bits account for exactly the octets present) or loosely (extra octets). */
-static void term_reading(const uint8_t *q, size_t qn, size_t n, bool siw, struct rdmap_term *t,
-			 bool *strict, bool *loose)
+/* One reading: decode, and say whether it makes sense (a defined code whose
+ * header-copy bits account for exactly the octets present). */
+static bool term_reading(const uint8_t *q, size_t qn, size_t n, bool siw, struct rdmap_term *t)
 {
 	ssize_t rc = siw ? rdmap_term_decode_siw(q, qn, t) : rdmap_term_decode(q, qn, t);
 
-	*loose = rc >= 0 && rdmap_term_code_defined(&t->code);
-	*strict = *loose && (size_t)rc == n;
+	return rc >= 0 && rdmap_term_code_defined(&t->code) && (size_t)rc == n;
 }
 
 void iwd_term_read(const uint8_t *p, size_t n, struct iwd_term *t)
 {
 	uint8_t q[RDMAP_TERM_MAX_LEN] = {0};
 	size_t qn = n < sizeof(q) ? n : sizeof(q);
-	bool std_loose = false, siw_loose = false;
+	struct rdmap_term chosen;
 	const struct rdmap_term *use;
 	ssize_t rc;
 
@@ -1106,10 +1104,10 @@ void iwd_term_read(const uint8_t *p, size_t n, struct iwd_term *t)
 		memcpy(q, p, qn);
 	/* RFC 5040 §4.8, and Linux siw's little-endian bitfield layout (EType in
 	 * the high nibble of octet 0, M/D/R in the low bits of octet 2; rdmap.h) */
-	term_reading(q, qn, n, false, &t->std, &t->std_ok, &std_loose);
-	term_reading(q, qn, n, true, &t->siw, &t->siw_ok, &siw_loose);
-	t->use_siw =
-		(t->siw_ok && !t->std_ok) || (!t->std_ok && !t->siw_ok && siw_loose && !std_loose);
+	t->std_ok = term_reading(q, qn, n, false, &t->std);
+	t->siw_ok = term_reading(q, qn, n, true, &t->siw);
+	/* which one makes sense: the stack's own rule (rdmap_term_read) */
+	rdmap_term_read(q, qn, n, &chosen, &t->use_siw);
 
 	use = t->use_siw ? &t->siw : &t->std;
 	if (use->d && use->ddp_hdr_len) {
