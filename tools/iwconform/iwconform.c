@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "iwt_addr.h"
+#include "iwt_clock.h"
 #include "iwt_err.h"
 #include "iwt_num.h"
 
@@ -197,14 +198,6 @@ static int write_junit(const char *path, const struct result *r, size_t n, const
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 enum { OPT_PROFILE = 0x100, OPT_CASE, OPT_LIST, OPT_JSON, OPT_JUNIT, OPT_PCAP_DIR, OPT_TIMEOUT };
 
 int main(int argc, char **argv)
@@ -329,21 +322,21 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ncases && nres < ICF_MAX_CASES && !stop_flag; i++) {
 		struct result *r = &res[nres];
 		struct icf_obs o;
-		double t0;
+		uint64_t t0;
 
 		if (only && !selected(only, cs[i].id))
 			continue;
 		if (nres)
 			usleep(ICF_PAUSE_MS * 1000);
 		r->c = &cs[i];
-		t0 = now_s();
+		t0 = iwt_now_ns();
 		icf_case_run(&cs[i], &x, &o);
 		if (stop_flag) {
 			/* the waits of the case were cut short: no verdict */
 			o.skipped = true;
 			snprintf(o.why, sizeof(o.why), "interrupted");
 		}
-		r->secs = now_s() - t0;
+		r->secs = (double)(iwt_now_ns() - t0) / 1e9;
 		r->g = icf_grade(&cs[i].exp, &o, r->dev, sizeof(r->dev));
 		icf_expect_str(&cs[i].exp, r->expect, sizeof(r->expect));
 		icf_obs_str(&o, r->got, sizeof(r->got));
