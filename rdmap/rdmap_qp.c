@@ -210,6 +210,9 @@ struct qp_rxseg {
 	struct rdmap_atomic_req areq;
 	struct rdmap_atomic_resp aresp;
 	uint64_t *atarget; /* RX_AREQ: the target word; RX_ARESP: the result buffer */
+	/* a header error waiting for the FPDU's CRC (rx_fail) */
+	int defer_err;
+	bool defer_copy, defer_rreq;
 };
 
 struct rdmap_qp {
@@ -256,6 +259,7 @@ struct rdmap_qp {
 	bool rtr_expected;
 	/* cfg.rnr_hold: a QN 0 message waits for a receive; the wait was given up */
 	bool rx_held, hold_expired;
+	bool rx_in_hdr; /* rx_header_done is judging a header (rx_fail defers) */
 	struct qp_rxseg seg;
 	/* the RDMA Write being received (RFC 7306: the length an Immediate Data reports) */
 	uint32_t rx_write_acc; /* octets of the current Write message so far */
@@ -1103,16 +1107,49 @@ void rdmap_qp_tx_advance(struct rdmap_qp *qp, size_t n)
 /* Receive: header checks                                                   */
 /* ---------------------------------------------------------------------- */
 
-/* Fail on the current segment, copying its DDP header (and Read Request header). */
-static int rx_fail(struct rdmap_qp *qp, int err, bool with_rreq)
+/* Fail on the current segment, copying its DDP header (and Read Request
+ * header) when `copy`. */
+static int rx_report(struct rdmap_qp *qp, int err, bool copy, bool with_rreq)
 {
 	struct qp_rxseg *s = &qp->seg;
 	const uint8_t *rreq = NULL;
 
+	if (!copy) {
+		qp_fail(qp, err, NULL, 0, 0, NULL);
+		return err;
+	}
 	if (with_rreq && s->gathered >= DDP_UNTAGGED_HDR_LEN + RDMAP_READ_REQ_LEN)
 		rreq = s->hdr + DDP_UNTAGGED_HDR_LEN;
 	qp_fail(qp, err, s->ddp_len ? s->hdr : NULL, s->ddp_len, s->ulpdu_len, rreq);
 	return err;
+}
+
+/*
+ * An error of the current segment.  Found while its header is judged and the
+ * FPDU's CRC is on, it waits for the end of the FPDU: RFC 5044 Appendix A
+ * has the receiver check the CRC before it trusts the header's placement
+ * information, and a segment damaged in transit (or framed by a wrong
+ * ULPDU_Length) is a CRC error, MPA error 2 (§8), not the DDP or RDMAP error
+ * its spoilt header would suggest.  The rest of the ULPDU is discarded
+ * (RX_DISCARD); rx_on_done reports the error when the CRC matched, and when
+ * it did not, MPA's CRC error is reported instead (rdmap_qp_read_stream).
+ */
+static int rx_fail_as(struct rdmap_qp *qp, int err, bool copy, bool with_rreq)
+{
+	struct qp_rxseg *s = &qp->seg;
+
+	if (!qp->rx_in_hdr || !qp->cfg.mpa.crc)
+		return rx_report(qp, err, copy, with_rreq);
+	s->kind = RX_DISCARD;
+	s->defer_err = err;
+	s->defer_copy = copy;
+	s->defer_rreq = with_rreq;
+	return IW_OK;
+}
+
+static int rx_fail(struct rdmap_qp *qp, int err, bool with_rreq)
+{
+	return rx_fail_as(qp, err, true, with_rreq);
 }
 
 /* Header octets to gather for a ULPDU whose first `have` octets are in hdr. */
@@ -1463,10 +1500,8 @@ static int rx_check_rtr(struct rdmap_qp *qp, struct qp_rxseg *s)
 
 	if (s->gathered == s->ulpdu_len)
 		form = mpa_rtr_classify(s->hdr, s->ulpdu_len);
-	if (form == MPA_RTR_NONE || form != qp->cfg.mpa.rtr) {
-		qp_fail(qp, IW_EMPA_RTR, NULL, 0, 0, NULL);
-		return IW_EMPA_RTR;
-	}
+	if (form == MPA_RTR_NONE || form != qp->cfg.mpa.rtr)
+		return rx_fail_as(qp, IW_EMPA_RTR, false, false);
 	s->kind = RX_RTR;
 	s->rtr = form;
 	if (form == MPA_RTR_READ)
@@ -1538,7 +1573,9 @@ static int rx_on_header(void *user, const uint8_t *hdr, size_t have, size_t ulpd
 	if (want > have)
 		return (int)want;
 	qp->rx_held = false;
+	qp->rx_in_hdr = true;
 	r = rx_header_done(qp, hdr, have, ulpdu_len);
+	qp->rx_in_hdr = false;
 	if (r == RX_HELD)
 		return 0; /* MPA offers this header again on the next read_stream */
 	qp->hold_expired = false;
@@ -1873,6 +1910,8 @@ static int rx_on_done(void *user)
 
 	if (!qp_live(qp))
 		return qp->error;
+	if (s->defer_err) /* the CRC matched: the header was bad as sent */
+		return rx_report(qp, s->defer_err, s->defer_copy, s->defer_rreq);
 	qp->may_send = true;
 	rx_note_message(qp, s);
 	switch (s->kind) {

@@ -31,16 +31,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'interop'))
 from mpa_tshark import crc32c  # noqa: E402
 
-# Cases where our stack deviates from the RFC, with the reason.
-KNOWN = {
-    # The FPDU's ULPDU_Length is 4 too big, so the Send appears 4 octets
-    # longer than the 16-octet receive: our receiver judges the DDP header
-    # (untagged 0x05, too long) before the CRC of the FPDU is known, where
-    # RFC 5044 §8 (error 2) and its Appendix A ("perform FPDU CRC checks
-    # before it can trust the FPDU header placement information") call for
-    # the CRC error, LLP 2/0/0x02.
-    "mpa.fpdu.len_long": "DDP header judged before the CRC (RFC 5044 §8, App. A)",
-}
+# Cases where our stack deviates from the RFC, with the reason (none now:
+# mpa.fpdu.len_long, a header judged before its FPDU's CRC, is fixed).
+KNOWN = {}
 
 # Cases that cannot run against iwping's default, and why; each runs
 # against an iwping that asks for Markers (step 1b) and must pass there.

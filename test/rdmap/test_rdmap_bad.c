@@ -62,6 +62,9 @@ enum variant {
 enum row_flags {
 	F_NO_RECV = 1u << 0, /* post no receive */
 	F_NO_READ = 1u << 1, /* post no RDMA Read */
+	/* feed all but the last octet first: with CRC on, nothing may be judged
+	 * before the FPDU's CRC is known (RFC 5044 Appendix A) */
+	F_LAST_OCTET = 1u << 2,
 };
 
 enum mode {
@@ -611,6 +614,26 @@ static void b_rv_send(struct ctx *c)
 	put_ulpdu(c, u, n, true);
 }
 
+/* A spoilt header in an FPDU whose CRC is wrong too: the CRC error wins
+ * (RFC 5044 §8, Appendix A), with no header copied. */
+static void b_rv_send_crc(struct ctx *c)
+{
+	uint8_t u[64];
+	size_t n = mk_untagged(u, RDMAP_OP_SEND, DDP_QN_SEND, 1, 0, true, 0, 8);
+
+	u[1] = (uint8_t)(2 << 6 | RDMAP_OP_SEND);
+	put_ulpdu_x(c, u, n, true, C_CRC);
+}
+
+static void b_write_beyond_bounds_crc(struct ctx *c)
+{
+	uint8_t u[64];
+
+	put_ulpdu_x(c, u,
+		    mk_tagged(u, RDMAP_OP_WRITE, c->w_stag, addr(c->wbuf) + BUF_LEN - 15, true, 16),
+		    true, C_CRC);
+}
+
 static void b_rv_write(struct ctx *c)
 {
 	uint8_t u[64];
@@ -1132,6 +1155,14 @@ static const struct bad_row rows[] = {
 	{"CRC error", V_CRC, 0, b_crc, M_TERM, IW_EMPA_CRC, LLP(2), false, NULL},
 	{"CRC error after a good FPDU with Markers", V_MARKERS, 0, b_crc_after_good, M_TERM,
 	 IW_EMPA_CRC, LLP(2), false, NULL},
+	{"send with RDMAP version 2 and a CRC error: the CRC error", V_CRC, 0, b_rv_send_crc,
+	 M_TERM, IW_EMPA_CRC, LLP(2), false, NULL},
+	{"write beyond the bounds and a CRC error: the CRC error", V_MARKERS, 0,
+	 b_write_beyond_bounds_crc, M_TERM, IW_EMPA_CRC, LLP(2), false, NULL},
+	{"write beyond the bounds: judged when the CRC is in", V_CRC, F_LAST_OCTET,
+	 b_write_beyond_bounds, M_TERM, IW_EDDP_T_BOUNDS, DDPT(1), false, NULL},
+	{"read request without remote-read right: judged when the CRC is in", V_MARKERS,
+	 F_LAST_OCTET, b_rreq_no_right, M_TERM, IW_ERDMAP_ACCESS, PROT(2), true, NULL},
 	{"wrong Marker FPDUPTR", V_MARKERS_RX, 0, b_marker, M_TERM, IW_EMPA_MARKER, LLP(3), false,
 	 NULL},
 	{"tagged segment shorter than its header",
@@ -1495,7 +1526,15 @@ START_TEST(each_bad_input_gets_its_exact_terminate_and_every_wr_completes)
 	victim_create(c);
 	victim_load(c);
 	r->build(c);
-	ret = rdmap_qp_read_stream(c->qp, c->stream, c->slen);
+	if (r->flags & F_LAST_OCTET) {
+		ret = rdmap_qp_read_stream(c->qp, c->stream, c->slen - 1);
+		R_ASSERT(ret == (ssize_t)c->slen - 1 && rdmap_qp_state(c->qp) == RDMAP_QP_RTS,
+			 "%s: judged before the CRC arrived (%zd, %s)", r->name, ret,
+			 rdmap_errname(rdmap_qp_error(c->qp)));
+		ret = rdmap_qp_read_stream(c->qp, c->stream + c->slen - 1, 1);
+	} else {
+		ret = rdmap_qp_read_stream(c->qp, c->stream, c->slen);
+	}
 
 	switch (r->mode) {
 	case M_TERM:
