@@ -128,21 +128,21 @@ static uint64_t masked_add(uint64_t v, uint64_t add, uint64_t bounds)
 
 uint64_t rdmap_atomic_apply(uint64_t *target, const struct rdmap_atomic_req *a)
 {
-	uint64_t old = __atomic_load_n(target, __ATOMIC_RELAXED), nv;
+	/* Sequentially consistent load, and the same order for a failed exchange:
+	 * a Compare-and-Swap that finds the word unequal returns a value read as
+	 * atomically as the one a successful exchange returns. */
+	uint64_t old = __atomic_load_n(target, __ATOMIC_SEQ_CST), nv;
 
 	/* One compare-exchange loop serves both: every update is a single CAS of the word. */
 	do {
-		if (a->aop == RDMAP_AOP_FETCH_ADD) {
+		if (a->aop == RDMAP_AOP_FETCH_ADD)
 			nv = masked_add(old, a->add_swap, a->add_swap_mask);
-		} else if (((old ^ a->compare) & a->compare_mask) == 0) {
+		else if (((old ^ a->compare) & a->compare_mask) == 0)
 			nv = (old & ~a->add_swap_mask) | (a->add_swap & a->add_swap_mask);
-		} else {
-			/* Not equal: nothing is written; the load is the atomic read. */
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-			return old;
-		}
+		else
+			return old; /* not equal: nothing is written */
 	} while (!__atomic_compare_exchange_n(target, &old, nv, true, __ATOMIC_SEQ_CST,
-					      __ATOMIC_RELAXED));
+					      __ATOMIC_SEQ_CST));
 	return old;
 }
 
