@@ -6,9 +6,14 @@
 #   2. the same suites in an AddressSanitizer + UndefinedBehaviorSanitizer build
 #      (but compat: its drop-in libraries are loaded into unmodified Debian
 #      programs, which cannot load an ASan-instrumented library; docs/compat.md);
-#   3. the fuzz seed-corpus replay (suite fuzz-replay) under the sanitizers.
-# The last line is "N passed, N failed" (tests counted over all three steps).
-# usage: test/run.sh [--quick]   (--quick: skip the sanitizer build)
+#   3. the fuzz seed-corpus replay (suite fuzz-replay) under the sanitizers;
+#   4. a ThreadSanitizer build (meson's b_sanitize=thread) running the verbs,
+#      integration, rpcrdma and nfs suites with the engine thread on
+#      (IWARP_ENGINE_THREAD=1); suppressions, each with its reason, in
+#      test/tsan/tsan.supp.  Any report, from a test or from a process it
+#      started (iwnfsgw, iwping), counts as one failure.
+# The last line is "N passed, N failed" (tests counted over all steps).
+# usage: test/run.sh [--quick]   (--quick: skip the sanitizer builds)
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -85,6 +90,34 @@ if [[ $quick == 0 ]]; then
         run_suites build-asan "fuzz-corpus replay" --suite fuzz-replay
     else
         echo "sanitizer build failed"
+        failed=$((failed + 1))
+    fi
+fi
+
+if [[ $quick == 0 ]]; then
+    echo "== build (ThreadSanitizer, -Dwerror=true)"
+    if [[ ! -f build-tsan/build.ninja ]]; then
+        meson setup build-tsan -Dbuildtype=debug -Db_sanitize=thread \
+            -Db_lundef=false -Dwerror=true >/dev/null
+    fi
+    if meson compile -C build-tsan; then
+        echo "== tests (ThreadSanitizer build, engine thread on: verbs, integration, rpcrdma, nfs)"
+        tsan_logs=$(mktemp -d)
+        IWARP_ENGINE_THREAD=1 \
+        TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 suppressions=$here/test/tsan/tsan.supp log_path=$tsan_logs/tsan" \
+            run_suites build-tsan "thread sanitizer" --suite verbs --suite integration \
+            --suite rpcrdma --suite nfs
+        reports=$(find "$tsan_logs" -type f | wc -l)
+        if [[ $reports -gt 0 ]]; then
+            echo "== ThreadSanitizer: $reports process(es) reported"
+            cat "$tsan_logs"/*
+            failed=$((failed + 1))
+        else
+            echo "== ThreadSanitizer: no report"
+        fi
+        rm -rf "$tsan_logs"
+    else
+        echo "thread sanitizer build failed"
         failed=$((failed + 1))
     fi
 fi
