@@ -25,6 +25,8 @@
 
 #include <iwarp/rpcrdma_wire.h>
 
+#include "fuzz_pdata_check.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static bool decode_code_ok(int r)
@@ -137,30 +139,6 @@ static void check_hdr(const uint8_t *data, size_t size)
 		abort();
 	if (h.proc == RDMA_MSG)
 		check_rpc(data + h.hdr_len, size - h.hdr_len);
-}
-
-static void check_pdata(const uint8_t *data, size_t size)
-{
-	struct rpcrdma_cm_pdata p, q;
-	uint8_t out[RPCRDMA_CM_PDATA_LEN + RPCRDMA_EXT_LEN];
-	int r = rpcrdma_cm_pdata_decode(size ? data : NULL, size, &p);
-	int n;
-
-	if (r == IW_ERPC_PDATA) {
-		if (p.present || p.ext_present || p.send_size != RPCRDMA_INLINE_MIN ||
-		    p.recv_size != RPCRDMA_INLINE_MIN)
-			abort();
-		return;
-	}
-	if (r != 0 || !p.present || p.send_size < 1024 || p.send_size > 262144 ||
-	    p.recv_size < 1024 || p.recv_size > 262144)
-		abort();
-	n = rpcrdma_cm_pdata_encode(&p, out, sizeof(out));
-	if (n != (p.ext_present ? 16 : 8) || memcmp(out, data, 8) ||
-	    (p.ext_present && memcmp(out + 8, data + 8, 6)))
-		abort();
-	if (rpcrdma_cm_pdata_decode(out, (size_t)n, &q) != 0 || memcmp(&p, &q, sizeof(p)))
-		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
