@@ -37,6 +37,8 @@ shift || true
 # iproute2 (ip netns: the two namespaces of test/helpers/netns.py that
 # tools/iwimpair joins, and nstat) and socat (the plain TCP relays that
 # tools/bench/bench_nfs.sh compares the gateways with).
+# libfuse 3: libfuse3-dev (tools/iwnfs-mount is built only with it) and fuse3
+# (fusermount3, which mounts and unmounts it; test/mount).
 packages=(
     gcc libc6-dev make pkg-config meson ninja-build python3
     check libsubunit-dev
@@ -51,6 +53,7 @@ packages=(
     libpcap-dev
     iproute2
     socat
+    libfuse3-dev fuse3
 )
 
 missing=()
