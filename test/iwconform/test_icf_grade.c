@@ -7,9 +7,14 @@
  * the exact Terminate with the right copies and a close (strict), a wrong
  * code, Linux siw's layout, a wrong copy, a close without Terminate, a
  * reject (lenient), silence or carrying on (fail), a skip.
+ * The server role's expectations: a client that goes on or closes where
+ * either is right, a Terminate that may be replaced by going on, a client
+ * that went on part of the way and then closed.
  * pcap: the synthesised file is read back with iwdump's own packet parser
  * and TCP reassembly, which must return both byte streams unchanged, with
- * SYNs, FINs and no gaps, for IPv4 and IPv6.
+ * SYNs, FINs and no gaps, for IPv4 and IPv6; two connections merged into one
+ * file (perftest's control and data connections) read back as two, their
+ * packets in time order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +186,43 @@ START_TEST(startup_expectations)
 	o.accepted = true;
 	ck_assert_int_eq(icf_grade(&acc, &o, dev, sizeof(dev)), ICF_PASS_STRICT);
 	ck_assert_int_eq(icf_grade(&either, &o, dev, sizeof(dev)), ICF_PASS_STRICT);
+}
+END_TEST
+
+START_TEST(server_role_expectations)
+{
+	struct icf_expect either = {.kind = ICF_EXP_ACCEPT_OR_CLOSE},
+			  ird = {.kind = ICF_EXP_TERM,
+				 .codes = {{.layer = 2, .etype = 0, .ecode = 6}},
+				 .ncodes = 1,
+				 .accept_ok = true};
+	struct icf_obs o = {.connected = true, .closed = true};
+	char dev[160], buf[96];
+
+	/* closed without a word after our Reply */
+	ck_assert_int_eq(icf_grade(&either, &o, dev, sizeof(dev)), ICF_PASS_STRICT);
+	ck_assert_int_eq(icf_grade(&ird, &o, dev, sizeof(dev)), ICF_PASS_LENIENT);
+	ck_assert_ptr_nonnull(strstr(dev, "closed without Terminate"));
+	/* went on part of the way, then closed */
+	o.spoke = true;
+	snprintf(o.why, sizeof(o.why), "no Send from the peer (closed)");
+	ck_assert_int_eq(icf_grade(&either, &o, dev, sizeof(dev)), ICF_FAIL);
+	ck_assert_ptr_nonnull(strstr(dev, "middle of the exchange"));
+	/* went on to the end */
+	o.accepted = true;
+	o.closed = false;
+	ck_assert_int_eq(icf_grade(&either, &o, dev, sizeof(dev)), ICF_PASS_STRICT);
+	ck_assert_int_eq(icf_grade(&ird, &o, dev, sizeof(dev)), ICF_PASS_STRICT);
+	/* the Terminate of RFC 6581 §8, then the close */
+	memset(&o, 0, sizeof(o));
+	o.connected = o.closed = o.term = o.tm.std_ok = true;
+	o.tm.std.code = (struct iw_term_code){.layer = 2, .etype = 0, .ecode = 6};
+	ck_assert_int_eq(icf_grade(&ird, &o, dev, sizeof(dev)), ICF_PASS_STRICT);
+	ck_assert_int_eq(icf_grade(&either, &o, dev, sizeof(dev)), ICF_PASS_LENIENT);
+	icf_expect_str(&ird, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "Term 2/0/0x06 or go on");
+	icf_expect_str(&either, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "go on or close");
 }
 END_TEST
 
@@ -357,6 +399,86 @@ START_TEST(pcap_ipv6_reads_back_both_streams)
 }
 END_TEST
 
+/* Two connections (ports 40000 and 40001 to 7174), merged. */
+struct recs {
+	struct rec r[2];
+	unsigned n;
+};
+
+static void *rs_open(void *user, const struct iwd_flow *flow, uint64_t ts)
+{
+	struct recs *rs = user;
+
+	ck_assert_uint_lt(rs->n, 2);
+	ck_assert_uint_eq(flow->port[0], 40000 + rs->n);
+	return r_open(&rs->r[rs->n++], flow, ts);
+}
+
+START_TEST(pcap_merge_reads_back_two_connections_in_time_order)
+{
+	static const struct iwd_tcp_ops ops = {rs_open, r_data, r_gap, r_close};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(40000)};
+	struct sockaddr_in a2 = {.sin_family = AF_INET, .sin_port = htons(40001)};
+	struct sockaddr_in b = {.sin_family = AF_INET, .sin_port = htons(7174)};
+	struct icf_pcap p, q;
+	struct recs rs;
+	struct iwd_tcp *t;
+	uint8_t d[2][100];
+	uint64_t last = 0;
+	size_t off = ICF_PCAP_HDR_LEN;
+
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	a2.sin_addr = b.sin_addr = a.sin_addr;
+	memset(d[0], 0x11, sizeof(d[0]));
+	memset(d[1], 0x22, sizeof(d[1]));
+	/* the control connection first, the data connection in the middle */
+	icf_pcap_init(&q, (struct sockaddr *)&a, (struct sockaddr *)&b, 1000);
+	icf_pcap_data(&q, 0, d[0], 50, 2000);
+	icf_pcap_init(&p, (struct sockaddr *)&a2, (struct sockaddr *)&b, 3000);
+	icf_pcap_data(&p, 1, d[1], 100, 4000);
+	icf_pcap_data(&q, 0, d[0] + 50, 50, 5000);
+	icf_pcap_fin(&p, 0, false, 6000);
+	icf_pcap_fin(&q, 0, false, 7000);
+	icf_pcap_merge(&p, &q);
+	icf_pcap_free(&q);
+	ck_assert(!p.oom);
+	/* time order */
+	while (off + ICF_PCAP_REC_LEN <= p.len) {
+		const uint8_t *h = p.buf + off;
+		uint64_t us = (uint64_t)(h[0] | h[1] << 8 | h[2] << 16 | (uint32_t)h[3] << 24) *
+				      1000000u +
+			      (uint32_t)(h[4] | h[5] << 8 | h[6] << 16 | (uint32_t)h[7] << 24);
+
+		ck_assert_uint_ge(us, last);
+		last = us;
+		off += ICF_PCAP_REC_LEN + (h[8] | h[9] << 8);
+	}
+	ck_assert_uint_eq(off, p.len);
+	/* both connections, whole */
+	memset(&rs, 0, sizeof(rs));
+	t = iwd_tcp_create(&ops, &rs, 0);
+	off = ICF_PCAP_HDR_LEN;
+	while (off + ICF_PCAP_REC_LEN <= p.len) {
+		uint32_t cap = p.buf[off + 8] | p.buf[off + 9] << 8;
+		struct iwd_seg seg;
+
+		ck_assert_int_eq(iwd_net_parse(ICF_PCAP_LINKTYPE_RAW, p.buf + off + 16, cap, cap, 1,
+					       0, &seg),
+				 1);
+		iwd_tcp_segment(t, &seg);
+		off += ICF_PCAP_REC_LEN + cap;
+	}
+	iwd_tcp_finish(t, 0);
+	iwd_tcp_destroy(t);
+	ck_assert_uint_eq(rs.n, 2);
+	ck_assert_uint_eq(rs.r[0].len[0], 100);
+	ck_assert_mem_eq(rs.r[0].data[0], d[0], 100);
+	ck_assert_uint_eq(rs.r[1].len[1], 100);
+	ck_assert_mem_eq(rs.r[1].data[1], d[1], 100);
+	icf_pcap_free(&p);
+}
+END_TEST
+
 START_TEST(pcap_ipv4_checksums_are_right)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(1)};
@@ -393,14 +515,16 @@ static Suite *icf_suite(void)
 {
 	Suite *s = suite_create("icf");
 
-	TH_ADD_TCASE(
-		s, "grade", exact_terminate_and_close_is_strict, wrong_code_is_lenient_and_named,
-		siw_layout_is_a_named_deviation, a_wrong_header_copy_is_lenient,
-		terminate_without_close_or_with_more_is_lenient,
-		close_without_terminate_is_lenient_unless_allowed, silence_and_carrying_on_fail,
-		startup_expectations, skipped_and_unconnected, expectation_and_observation_words);
+	TH_ADD_TCASE(s, "grade", exact_terminate_and_close_is_strict,
+		     wrong_code_is_lenient_and_named, siw_layout_is_a_named_deviation,
+		     a_wrong_header_copy_is_lenient,
+		     terminate_without_close_or_with_more_is_lenient,
+		     close_without_terminate_is_lenient_unless_allowed,
+		     silence_and_carrying_on_fail, startup_expectations, server_role_expectations,
+		     skipped_and_unconnected, expectation_and_observation_words);
 	TH_ADD_TCASE(s, "pcap", pcap_ipv4_reads_back_both_streams,
-		     pcap_ipv6_reads_back_both_streams, pcap_ipv4_checksums_are_right);
+		     pcap_ipv6_reads_back_both_streams, pcap_ipv4_checksums_are_right,
+		     pcap_merge_reads_back_two_connections_in_time_order);
 	return s;
 }
 

@@ -2,16 +2,21 @@
 /*
  * icf_ep.c - iwconform's raw iWARP endpoint (icf.h).
  *
- * One non-blocking TCP socket and poll() with a deadline on every wait.  What
- * we send goes out exactly as the case built it: an MPA Request (RFC 5044
- * §7.1.1, RFC 6581 §9) or any octets, FPDUs framed by mpa_tx_frame() with the
- * negotiated CRC and Markers (RFC 5044 §4) and then spoiled on purpose when
- * the case wants.  What the peer sends is decoded by iwdump's iwd_iwarp: we
- * feed it both directions, ours as end 0 (the initiator) and the peer's as
- * end 1, and keep the RDMAP messages of end 1 in a small queue.  Until the
- * peer's MPA Reply is complete its octets are also gathered here and read
- * with mpa_frame_decode(), since a case with a malformed Request gets no
- * decoding from iwd_iwarp.  Every send and receive is recorded for the pcap.
+ * One non-blocking TCP socket and poll() with a deadline on every wait: one
+ * we connected (we are the MPA Initiator) or one accepted from a listening
+ * socket (-s: we are the Responder).  What we send goes out exactly as the
+ * case built it: an MPA Request or Reply (RFC 5044 §7.1.1, RFC 6581 §9) or
+ * any octets, FPDUs framed by mpa_tx_frame() with the negotiated CRC and
+ * Markers (RFC 5044 §4) and then spoiled on purpose when the case wants.
+ * What the peer sends is decoded by iwdump's iwd_iwarp: we feed it both
+ * directions, numbered as the TCP connection numbers them (end 0 the client,
+ * which is the Initiator, end 1 the server), and keep the RDMAP messages of
+ * the peer's end in a small queue.  Until the peer's startup frame (its
+ * Reply, or as Responder its Request) is complete its octets are also
+ * gathered here and read with mpa_frame_decode(), since a case with a
+ * malformed frame gets no decoding from iwd_iwarp.  The payload of Read
+ * Responses into our sink buffer is kept, for rping's server to write back.
+ * Every send and receive is recorded for the pcap.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,13 +44,36 @@ static uint64_t ts(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* A Read Response segment into our sink buffer: keep its octets. */
+static void sink_fpdu(struct icf_ep *ep, const struct iwd_fpdu *f)
+{
+	uint64_t off;
+
+	if (!f->ddp_ok || !f->ddp.tagged || f->opcode != RDMAP_OP_READ_RESP ||
+	    f->ddp.stag != ICF_OUR_SINK_STAG || f->crc == IWD_CRC_BAD ||
+	    f->ddp.to < ICF_OUR_SINK_TO)
+		return;
+	off = f->ddp.to - ICF_OUR_SINK_TO;
+	if (off >= ICF_SINK_MAX || f->payload_len > ICF_SINK_MAX - off)
+		return;
+	memcpy(ep->sink + off, f->payload, f->payload_len);
+	if (off + f->payload_len > ep->sink_len)
+		ep->sink_len = (uint32_t)(off + f->payload_len);
+}
+
 static void sink_event(void *user, const struct iwd_event *ev)
 {
 	struct icf_ep *ep = user;
 	const struct iwd_msg *m;
 	struct icf_msg *q;
 
-	if (ev->dir != 1 || ev->kind != IWD_EV_MSG)
+	if (ev->dir != ep->them)
+		return;
+	if (ev->kind == IWD_EV_FPDU) {
+		sink_fpdu(ep, ev->u.fpdu);
+		return;
+	}
+	if (ev->kind != IWD_EV_MSG)
 		return;
 	m = ev->u.msg;
 	if (ep->qlen == ICF_MSGQ) {
@@ -57,6 +85,8 @@ static void sink_event(void *user, const struct iwd_event *ev)
 	memset(q, 0, sizeof(*q));
 	q->opcode = m->opcode;
 	q->tagged = m->tagged;
+	q->crc_bad = m->crc_bad;
+	q->rtr = m->rtr;
 	q->stag = m->stag;
 	q->to = m->to;
 	q->qn = m->qn;
@@ -88,14 +118,55 @@ static void flow_addr(const struct sockaddr_storage *ss, uint8_t a[16], uint16_t
 	}
 }
 
-int icf_ep_open(struct icf_ep *ep, const struct sockaddr *sa, socklen_t salen, int timeout_ms,
-		bool pcap, int verbose, char *err, size_t errlen)
+/* The connected socket `fd` is the case's: addresses, pcap, decoder. */
+static int setup(struct icf_ep *ep, int fd, bool responder, bool pcap, char *err, size_t errlen)
 {
 	struct iwd_iwarp_cfg cfg;
 	struct iwd_sink sink = {.event = sink_event, .user = ep};
+	const struct sockaddr_storage *client, *server;
+	socklen_t len;
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	ep->fd = fd;
+	ep->responder = responder;
+	ep->us = responder ? 1 : 0;
+	ep->them = !ep->us;
+	len = sizeof(ep->local);
+	getsockname(fd, (struct sockaddr *)&ep->local, &len);
+	len = sizeof(ep->peer);
+	getpeername(fd, (struct sockaddr *)&ep->peer, &len);
+	client = responder ? &ep->peer : &ep->local;
+	server = responder ? &ep->local : &ep->peer;
+	ep->pcap_on = pcap;
+	if (pcap)
+		icf_pcap_init(&ep->pcap, (const struct sockaddr *)client,
+			      (const struct sockaddr *)server, ts());
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.keep_fpdus = true;
+	ep->flow.id = 1;
+	ep->flow.af = ep->local.ss_family;
+	ep->flow.syn_seen = true;
+	flow_addr(client, ep->flow.addr[0], &ep->flow.port[0]);
+	flow_addr(server, ep->flow.addr[1], &ep->flow.port[1]);
+	ep->dec = iwd_iwarp_create(&cfg, &ep->flow, &sink);
+	if (!ep->dec) {
+		snprintf(err, errlen, "out of memory");
+		close(fd);
+		ep->fd = -1;
+		return -1;
+	}
+	for (int i = 0; i < DDP_QN_COUNT_7306; i++)
+		ep->msn[i] = DDP_MSN_FIRST;
+	return 0;
+}
+
+int icf_ep_open(struct icf_ep *ep, const struct sockaddr *sa, socklen_t salen, int timeout_ms,
+		bool pcap, int verbose, char *err, size_t errlen)
+{
 	struct pollfd pfd;
 	socklen_t len;
-	int one = 1, soerr = 0, fd;
+	int soerr = 0, fd;
 
 	memset(ep, 0, sizeof(*ep));
 	ep->fd = -1;
@@ -105,8 +176,8 @@ int icf_ep_open(struct icf_ep *ep, const struct sockaddr *sa, socklen_t salen, i
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(fd, sa, salen) < 0 && errno != EINPROGRESS) {
+		ep->err = errno;
 		snprintf(err, errlen, "connect: %s", strerror(errno));
 		close(fd);
 		return -1;
@@ -121,35 +192,65 @@ int icf_ep_open(struct icf_ep *ep, const struct sockaddr *sa, socklen_t salen, i
 	len = sizeof(soerr);
 	getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
 	if (soerr) {
+		ep->err = soerr;
 		snprintf(err, errlen, "connect: %s", strerror(soerr));
 		close(fd);
 		return -1;
 	}
-	ep->fd = fd;
-	len = sizeof(ep->local);
-	getsockname(fd, (struct sockaddr *)&ep->local, &len);
-	len = sizeof(ep->peer);
-	getpeername(fd, (struct sockaddr *)&ep->peer, &len);
-	ep->pcap_on = pcap;
-	if (pcap)
-		icf_pcap_init(&ep->pcap, (struct sockaddr *)&ep->local,
-			      (struct sockaddr *)&ep->peer, ts());
-	memset(&cfg, 0, sizeof(cfg));
-	ep->flow.id = 1;
-	ep->flow.af = ep->local.ss_family;
-	ep->flow.syn_seen = true;
-	flow_addr(&ep->local, ep->flow.addr[0], &ep->flow.port[0]);
-	flow_addr(&ep->peer, ep->flow.addr[1], &ep->flow.port[1]);
-	ep->dec = iwd_iwarp_create(&cfg, &ep->flow, &sink);
-	if (!ep->dec) {
-		snprintf(err, errlen, "out of memory");
-		close(fd);
-		ep->fd = -1;
+	return setup(ep, fd, false, pcap, err, errlen);
+}
+
+int icf_ep_listen(const struct sockaddr *sa, socklen_t salen, char *err, size_t errlen)
+{
+	int one = 1, fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
-	for (int i = 0; i < DDP_QN_COUNT_7306; i++)
-		ep->msn[i] = DDP_MSN_FIRST;
-	return 0;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, sa, salen) < 0 || listen(fd, 8) < 0) {
+		snprintf(err, errlen, "%s: %s", "listen", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int icf_ep_accept(struct icf_ep *ep, int lfd, int timeout_ms, volatile int *stop, bool pcap,
+		  int verbose, char *err, size_t errlen)
+{
+	uint64_t deadline = iwt_now_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000u;
+	int fd = -1;
+
+	memset(ep, 0, sizeof(*ep));
+	ep->fd = -1;
+	ep->verbose = verbose;
+	ep->stop = stop;
+	while (fd < 0) {
+		struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+		int ms = iwt_ms_until(deadline), r;
+
+		if (stop && *stop)
+			return 0;
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0)
+			break;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+		    errno != ECONNABORTED) {
+			snprintf(err, errlen, "accept: %s", strerror(errno));
+			return -1;
+		}
+		if (ms == 0)
+			return 0;
+		/* a short slice, so that SIGINT is seen even if poll restarts */
+		r = poll(&pfd, 1, ms < 200 ? ms : 200);
+		if (r < 0 && errno != EINTR) {
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return setup(ep, fd, true, pcap, err, errlen) < 0 ? -1 : 1;
 }
 
 static void got(struct icf_ep *ep, const uint8_t *p, size_t n)
@@ -157,14 +258,14 @@ static void got(struct icf_ep *ep, const uint8_t *p, size_t n)
 	ssize_t r;
 
 	if (ep->pcap_on)
-		icf_pcap_data(&ep->pcap, 1, p, n, ts());
+		icf_pcap_data(&ep->pcap, ep->them, p, n, ts());
 	if (!ep->have_reply && !ep->reply_err) {
 		size_t take = sizeof(ep->rx) - ep->rxlen;
 
 		take = n < take ? n : take;
 		memcpy(ep->rx + ep->rxlen, p, take);
 		ep->rxlen += take;
-		r = mpa_frame_decode(ep->rx, ep->rxlen, true, &ep->reply);
+		r = mpa_frame_decode(ep->rx, ep->rxlen, !ep->responder, &ep->reply);
 		if (r >= 0) {
 			ep->have_reply = true;
 			if (ep->reply.pd_len) {
@@ -175,8 +276,8 @@ static void got(struct icf_ep *ep, const uint8_t *p, size_t n)
 			ep->reply_err = (int)r;
 		}
 	}
-	iwd_iwarp_data(ep->dec, 1, ep->off[1], p, n, ts(), 0);
-	ep->off[1] += n;
+	iwd_iwarp_data(ep->dec, ep->them, ep->off[ep->them], p, n, ts(), 0);
+	ep->off[ep->them] += n;
 }
 
 static void got_eof(struct icf_ep *ep, bool rst)
@@ -186,8 +287,8 @@ static void got_eof(struct icf_ep *ep, bool rst)
 	ep->eof = true;
 	ep->rst = rst;
 	if (ep->pcap_on)
-		icf_pcap_fin(&ep->pcap, 1, rst, ts());
-	iwd_iwarp_close(ep->dec, 1, rst ? IWD_CLOSE_RST : IWD_CLOSE_FIN, ts());
+		icf_pcap_fin(&ep->pcap, ep->them, rst, ts());
+	iwd_iwarp_close(ep->dec, ep->them, rst ? IWD_CLOSE_RST : IWD_CLOSE_FIN, ts());
 }
 
 /* Read what is there.  0, or -1 on a socket error (then eof). */
@@ -268,9 +369,9 @@ int icf_ep_send_raw(struct icf_ep *ep, const void *p, size_t n)
 	uint64_t deadline = iwt_now_ns() + (uint64_t)ICF_SEND_MS * 1000000u;
 
 	if (ep->pcap_on && n)
-		icf_pcap_data(&ep->pcap, 0, b, n, ts());
-	iwd_iwarp_data(ep->dec, 0, ep->off[0], b, n, ts(), 0);
-	ep->off[0] += n;
+		icf_pcap_data(&ep->pcap, ep->us, b, n, ts());
+	iwd_iwarp_data(ep->dec, ep->us, ep->off[ep->us], b, n, ts(), 0);
+	ep->off[ep->us] += n;
 	while (left > 0) {
 		ssize_t w = send(ep->fd, b, left, MSG_NOSIGNAL);
 
@@ -299,7 +400,7 @@ int icf_ep_send_raw(struct icf_ep *ep, const void *p, size_t n)
 	return 0;
 }
 
-int icf_ep_send_request(struct icf_ep *ep, const struct mpa_frame *f)
+int icf_ep_send_frame(struct icf_ep *ep, const struct mpa_frame *f)
 {
 	uint8_t buf[MPA_FRAME_MAX_LEN];
 	ssize_t n = mpa_frame_encode(f, buf, sizeof(buf));
@@ -309,7 +410,7 @@ int icf_ep_send_request(struct icf_ep *ep, const struct mpa_frame *f)
 	return icf_ep_send_raw(ep, buf, (size_t)n);
 }
 
-int icf_ep_wait_reply(struct icf_ep *ep, int timeout_ms)
+int icf_ep_wait_frame(struct icf_ep *ep, int timeout_ms)
 {
 	if (pump_until(ep, timeout_ms, UNTIL_REPLY) < 0)
 		return -1;
@@ -319,7 +420,8 @@ int icf_ep_wait_reply(struct icf_ep *ep, int timeout_ms)
 void icf_ep_start(struct icf_ep *ep)
 {
 	/* RFC 5044 §7.1.1: CRC when either frame asks for it; Markers toward
-	 * the peer when its Reply has M. */
+	 * the peer when its frame (its Reply, or as Responder its Request)
+	 * has M. */
 	bool crc = ep->reply.crc || ep->reply.rev == 0;
 	const struct iwd_conn_info *ci = iwd_iwarp_info(ep->dec);
 
@@ -409,15 +511,14 @@ bool icf_ep_wait_close(struct icf_ep *ep, int timeout_ms, bool *more)
 	return ep->eof;
 }
 
-int icf_ep_close(struct icf_ep *ep, const char *pcap_path)
+/* Our FIN, a brief drain, the socket and the decoder; the pcap stays. */
+static void shut(struct icf_ep *ep)
 {
-	int ret = 0;
-
 	if (ep->fd >= 0) {
 		shutdown(ep->fd, SHUT_WR);
 		if (ep->pcap_on)
-			icf_pcap_fin(&ep->pcap, 0, false, ts());
-		iwd_iwarp_close(ep->dec, 0, IWD_CLOSE_FIN, ts());
+			icf_pcap_fin(&ep->pcap, ep->us, false, ts());
+		iwd_iwarp_close(ep->dec, ep->us, IWD_CLOSE_FIN, ts());
 		/* drain briefly so the peer sees a FIN, not a reset */
 		pump_until(ep, 200, UNTIL_CLOSE);
 		close(ep->fd);
@@ -425,9 +526,22 @@ int icf_ep_close(struct icf_ep *ep, const char *pcap_path)
 	}
 	if (ep->dec) {
 		if (!ep->eof)
-			iwd_iwarp_close(ep->dec, 1, IWD_CLOSE_END, ts());
+			iwd_iwarp_close(ep->dec, ep->them, IWD_CLOSE_END, ts());
 		iwd_iwarp_destroy(ep->dec);
 		ep->dec = NULL;
+	}
+}
+
+int icf_ep_close(struct icf_ep *ep, const char *pcap_path, struct icf_ep *also)
+{
+	int ret = 0;
+
+	shut(ep);
+	if (also) {
+		shut(also);
+		if (ep->pcap_on && also->pcap_on)
+			icf_pcap_merge(&ep->pcap, &also->pcap);
+		icf_pcap_free(&also->pcap);
 	}
 	if (ep->pcap_on && pcap_path)
 		ret = icf_pcap_write(&ep->pcap, pcap_path);

@@ -11,6 +11,13 @@
  * Strict grading checks all of it to the bit; lenient grading accepts any
  * clean death of the connection as long as the peer did not carry on as if
  * the violation had been accepted.
+ *
+ * As server (-s) the peer is the MPA Initiator: a Reply it cannot take
+ * (malformed, a reject) must close the connection (RFC 5044 §7.1.2 rule 3),
+ * a negotiation it cannot meet (RFC 6581 §9.1, §9.2) is reported in a
+ * Terminate or by a close, and where the RFC lets it either go on or close
+ * (a revision 1 Reply, Markers asked of it) either is right - but a client
+ * that went on part of the way and then closed did neither.
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +65,9 @@ void icf_expect_str(const struct icf_expect *e, char *buf, size_t len)
 	case ICF_EXP_ACCEPT_OR_REJECT:
 		snprintf(buf, len, "accept or reject");
 		return;
+	case ICF_EXP_ACCEPT_OR_CLOSE:
+		snprintf(buf, len, "go on or close");
+		return;
 	case ICF_EXP_TERM:
 		break;
 	}
@@ -69,7 +79,9 @@ void icf_expect_str(const struct icf_expect *e, char *buf, size_t len)
 	if (n < len && e->copy != ICF_COPY_NONE)
 		n += (size_t)snprintf(buf + n, len - n, e->copy == ICF_COPY_RREQ ? " +DR" : " +D");
 	if (n < len && e->close_ok)
-		snprintf(buf + n, len - n, " or close");
+		n += (size_t)snprintf(buf + n, len - n, " or close");
+	if (n < len && e->accept_ok)
+		snprintf(buf + n, len - n, " or go on");
 }
 
 static const struct rdmap_term *obs_term(const struct icf_obs *o)
@@ -170,7 +182,9 @@ static enum icf_grade grade_term(const struct icf_expect *e, const struct icf_ob
 	bool match = false;
 
 	if (!o->term) {
-		if (o->closed && e->close_ok)
+		if (e->accept_ok && o->accepted)
+			return ICF_PASS_STRICT;
+		if (o->closed && e->close_ok && !(e->accept_ok && o->spoke))
 			return ICF_PASS_STRICT;
 		if (o->closed)
 			return LENIENT("%s%s", "closed without Terminate",
@@ -250,6 +264,21 @@ enum icf_grade icf_grade(const struct icf_expect *e, const struct icf_obs *o, ch
 		if (o->closed)
 			return ICF_PASS_STRICT;
 		return fail(dev, devlen, "the connection stayed open");
+	case ICF_EXP_ACCEPT_OR_CLOSE:
+		if (o->accepted && !o->term)
+			return ICF_PASS_STRICT;
+		if (o->term) {
+			code_str(&obs_term(o)->code, got, sizeof(got));
+			return LENIENT("Terminate %s where going on or a close was due", got);
+		}
+		if (o->closed && !o->spoke)
+			return ICF_PASS_STRICT;
+		if (o->closed) {
+			snprintf(dev, devlen, "closed in the middle of the exchange (%s)",
+				 o->why[0] ? o->why : "after going on");
+			return ICF_FAIL;
+		}
+		return fail(dev, devlen, o->why[0] ? o->why : "no answer in time");
 	case ICF_EXP_TERM:
 		if (o->reply && o->reject)
 			return LENIENT("%s%s", "rejected at MPA startup", "");

@@ -11,6 +11,10 @@
  * acknowledgement numbers consistent, RFC 9293 §3.4), and a FIN or RST per
  * end that closed.  IPv4 header and TCP checksums are computed (RFC 791,
  * RFC 9293 §3.1, RFC 8200 §8.1) so that any reader accepts the packets.
+ * End 0 is the TCP client, which sent the SYN: iwconform itself with -c, the
+ * peer's client with -s.  A case with two connections (perftest's control
+ * connection beside the data connection) merges the second capture into the
+ * first by time: one file, two TCP connections.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -157,18 +161,18 @@ static void addr_of(const struct sockaddr *sa, uint8_t addr[16], uint16_t *port)
 	}
 }
 
-void icf_pcap_init(struct icf_pcap *p, const struct sockaddr *local, const struct sockaddr *peer,
+void icf_pcap_init(struct icf_pcap *p, const struct sockaddr *client, const struct sockaddr *server,
 		   uint64_t ts_ns)
 {
 	uint8_t *h;
 
 	memset(p, 0, sizeof(*p));
-	p->af = local && local->sa_family == AF_INET6 ? AF_INET6 : AF_INET;
-	addr_of(local, p->addr[0], &p->port[0]);
-	addr_of(peer, p->addr[1], &p->port[1]);
+	p->af = client && client->sa_family == AF_INET6 ? AF_INET6 : AF_INET;
+	addr_of(client, p->addr[0], &p->port[0]);
+	addr_of(server, p->addr[1], &p->port[1]);
 	p->seq[0] = ISN_CLIENT;
 	p->seq[1] = ISN_SERVER;
-	h = room(p, 24);
+	h = room(p, ICF_PCAP_HDR_LEN);
 	if (!h)
 		return;
 	put_le32(h, 0xa1b2c3d4u);
@@ -202,6 +206,62 @@ void icf_pcap_fin(struct icf_pcap *p, int from, bool rst, uint64_t ts_ns)
 		return;
 	p->fin[from] = true;
 	packet(p, from, (uint8_t)((rst ? IWD_TCP_RST : IWD_TCP_FIN) | IWD_TCP_ACK), NULL, 0, ts_ns);
+}
+
+/* The record at `off` of a capture's buffer: its time in us, its length
+ * (header included); false past the end. */
+static bool rec_at(const struct icf_pcap *p, size_t off, uint64_t *us, size_t *len)
+{
+	const uint8_t *r = p->buf + off;
+	uint32_t incl;
+
+	if (off + ICF_PCAP_REC_LEN > p->len)
+		return false;
+	*us = (uint64_t)(r[0] | r[1] << 8 | r[2] << 16 | (uint32_t)r[3] << 24) * 1000000u +
+	      (uint32_t)(r[4] | r[5] << 8 | r[6] << 16 | (uint32_t)r[7] << 24);
+	incl = (uint32_t)(r[8] | r[9] << 8 | r[10] << 16 | (uint32_t)r[11] << 24);
+	*len = ICF_PCAP_REC_LEN + incl;
+	return off + *len <= p->len;
+}
+
+void icf_pcap_merge(struct icf_pcap *p, const struct icf_pcap *q)
+{
+	size_t a = ICF_PCAP_HDR_LEN, b = ICF_PCAP_HDR_LEN, la, lb, n;
+	uint64_t ta, tb;
+	uint8_t *out, *o;
+	bool ha, hb;
+
+	if (p->oom || q->oom || p->len < ICF_PCAP_HDR_LEN || q->len <= ICF_PCAP_HDR_LEN) {
+		p->oom = p->oom || q->oom;
+		return;
+	}
+	n = p->len + q->len - ICF_PCAP_HDR_LEN;
+	out = malloc(n);
+	if (!out) {
+		p->oom = true;
+		return;
+	}
+	memcpy(out, p->buf, ICF_PCAP_HDR_LEN);
+	o = out + ICF_PCAP_HDR_LEN;
+	ha = rec_at(p, a, &ta, &la);
+	hb = rec_at(q, b, &tb, &lb);
+	while (ha || hb) {
+		if (ha && (!hb || ta <= tb)) {
+			memcpy(o, p->buf + a, la);
+			o += la;
+			a += la;
+			ha = rec_at(p, a, &ta, &la);
+		} else {
+			memcpy(o, q->buf + b, lb);
+			o += lb;
+			b += lb;
+			hb = rec_at(q, b, &tb, &lb);
+		}
+	}
+	free(p->buf);
+	p->buf = out;
+	p->len = (size_t)(o - out);
+	p->cap = n;
 }
 
 int icf_pcap_write(const struct icf_pcap *p, const char *path)

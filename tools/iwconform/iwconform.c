@@ -3,13 +3,18 @@
  * iwconform.c - an active conformance tester for iWARP peers: the command
  * line, the run over the catalogue and the reports (table, JSON, JUnit).
  *
- * Theory of operation: icf_cases.c holds the catalogue; each case gets a new
- * TCP connection to the peer's rping server (icf_ep.c), commits its one
- * violation and records what the peer did in a struct icf_obs, which
- * icf_grade.c grades strictly (the RFC to the bit) or leniently (the
- * connection died cleanly and nothing wrong was accepted).  Between cases
- * we pause a little so the peer's persistent server (rping -s -P) is ready
- * for the next connection.  SIGINT or SIGTERM stops after the case running.
+ * Theory of operation: icf_cases.c and icf_server.c hold the catalogues;
+ * each case gets a new TCP connection (icf_ep.c) - as client (-c) one to
+ * the peer's server, as server (-s) one accepted from the peer's client -
+ * commits its one violation and records what the peer did in a struct
+ * icf_obs, which icf_grade.c grades strictly (the RFC to the bit) or
+ * leniently (the connection died cleanly and nothing wrong was accepted).
+ * As client we pause a little between cases so the peer's persistent server
+ * (rping -s -P) is ready for the next connection.  As server each case waits
+ * up to --accept-timeout for the client, which the user runs in a loop, one
+ * ping per run; a case nobody connected for fails, and after --no-shows such
+ * cases in a row the run ends instead of waiting on.  SIGINT or SIGTERM stops
+ * after the case running (at once when it is waiting for a client).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +34,8 @@
 
 #define ICF_DEFAULT_PORT    7174
 #define ICF_DEFAULT_TIMEOUT 2000
+#define ICF_DEFAULT_ACCEPT  30000
+#define ICF_DEFAULT_NOSHOWS 3
 #define ICF_PAUSE_MS	    50
 #define ICF_MAX_CASES	    256
 
@@ -43,31 +50,49 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fputs("Usage: iwconform -c ADDR [-p PORT] [--profile rping|perftest] [--case ID[,ID...]]\n"
-	      "                 [--json] [--junit FILE] [--pcap-dir DIR] [--timeout MS] [-v]\n"
-	      "       iwconform --list\n"
+	fputs("Usage: iwconform -c ADDR [-p PORT] [--profile rping|perftest] [OPTION]...\n"
+	      "       iwconform -s [-a ADDR] [-p PORT] [--accept-timeout MS] [--no-shows N]\n"
+	      "                 [OPTION]...\n"
+	      "       iwconform [-s] --list\n"
 	      "\n"
 	      "Active conformance tester for iWARP peers (MPA RFC 5044 + RFC 6581, DDP\n"
-	      "RFC 5041, RDMAP RFC 5040 + RFC 7306).  It connects to the peer's rping server,\n"
-	      "plays the rping client far enough to reach the point of each case, commits\n"
+	      "RFC 5041, RDMAP RFC 5040 + RFC 7306).  It plays one side of rping's exchange\n"
+	      "(or perftest's client) far enough to reach the point of each case, commits\n"
 	      "one protocol violation (or makes one negotiation choice) and grades the\n"
-	      "peer's reaction against the RFC clause the case cites.  Run the peer as\n"
-	      "'rping -s -P' (or 'iwping -s -P'): every case opens a new connection.\n"
+	      "peer's reaction against the RFC clause the case cites.\n"
+	      "\n"
+	      "  -c: we connect to the peer's server, every case on a new connection: run\n"
+	      "      the peer as 'rping -s -P' (or 'iwping -s -P'); with --profile perftest\n"
+	      "      as 'ib_write_bw -R' or 'ib_read_bw -R', started anew for each case\n"
+	      "      (a perftest server serves one client): use --case ID per run.\n"
+	      "  -s: we listen for the peer's client and play rping's server; every case\n"
+	      "      takes one connection, so run the client in a loop, one ping per run:\n"
+	      "        while :; do rping -c -a HOST -p PORT -C 1 -v; sleep 0.2; done\n"
+	      "        while :; do iwping -c -a HOST -p PORT -C 1; sleep 0.2; done\n"
 	      "\n"
 	      "Options:\n"
-	      "  -c ADDR          the peer (IPv4, IPv6 or a name; [V6]:PORT also works)\n"
-	      "  -p PORT          the peer's port (default 7174, rping's)\n"
-	      "  --profile P      rping (IRD = ORD = 1, default) or perftest (16)\n"
+	      "  -c ADDR          the peer's server (IPv4, IPv6 or a name; [V6]:PORT works)\n"
+	      "  -s               listen for the peer's client (the server-role catalogue,\n"
+	      "                   ids srv.*)\n"
+	      "  -a ADDR          -s: the address to listen on (default 0.0.0.0)\n"
+	      "  -p PORT          the port (default 7174, rping's)\n"
+	      "  --profile P      -c: the client to play: rping (IRD = ORD = 1, default) or\n"
+	      "                   perftest (IRD = ORD = 16, perftest's control connection\n"
+	      "                   and key exchange, the cases against its server's buffer)\n"
 	      "  --case IDS       run only these cases (comma-separated ids; a trailing '.'\n"
 	      "                   or '*' takes every id with that prefix: --case ddp.*)\n"
-	      "  --list           print the catalogue: id, TAB, RFC clause, TAB, what it does\n"
+	      "  --list           print the catalogue (with -s: the server role's): id,\n"
+	      "                   TAB, RFC clause, TAB, what it does\n"
 	      "  --json           one JSON object per line per case, then a summary object\n"
 	      "  --junit FILE     also write a JUnit XML report to FILE\n"
-	      "  --pcap-dir DIR   write DIR/ID.pcap per case, synthesised from our socket\n"
+	      "  --pcap-dir DIR   write DIR/ID.pcap per case, synthesised from our sockets\n"
 	      "                   (no capture privilege needed; read it with iwdump -r)\n"
 	      "  --timeout MS     wait per reaction (default 2000; some cases wait longer)\n"
+	      "  --accept-timeout MS\n"
+	      "                   -s: how long a case waits for the client to connect\n"
+	      "                   (default 30000); a case nobody connected for fails\n"
+	      "  --no-shows N     -s: end the run after N such cases in a row (default 3)\n"
 	      "  -v               more detail on stderr (-vv: every message of the peer)\n"
-	      "  -s               listen for the peer's client: not implemented yet\n"
 	      "  -h, --help       show this help and exit\n"
 	      "\n" IWT_NUM_HELP "\n"
 	      "Grades: pass-strict (the RFC to the bit: layer/type/code, header copies, then\n"
@@ -76,7 +101,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "Exit status:\n"
 	      "  0  every case that ran passed strictly\n"
-	      "  1  a case passed only leniently or failed, or the peer could not be reached\n"
+	      "  1  a case passed only leniently or failed, the peer could not be reached\n"
+	      "     (-s: no client came), or the run was interrupted\n"
 	      "  2  bad command line\n"
 	      "\n"
 	      "See iwconform(1), iwping(1), iwdump(1).\n",
@@ -197,7 +223,17 @@ static int write_junit(const char *path, const struct result *r, size_t n, const
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-enum { OPT_PROFILE = 0x100, OPT_CASE, OPT_LIST, OPT_JSON, OPT_JUNIT, OPT_PCAP_DIR, OPT_TIMEOUT };
+enum {
+	OPT_PROFILE = 0x100,
+	OPT_CASE,
+	OPT_LIST,
+	OPT_JSON,
+	OPT_JUNIT,
+	OPT_PCAP_DIR,
+	OPT_TIMEOUT,
+	OPT_ACCEPT_TIMEOUT,
+	OPT_NO_SHOWS,
+};
 
 int main(int argc, char **argv)
 {
@@ -209,26 +245,34 @@ int main(int argc, char **argv)
 		{"junit", required_argument, NULL, OPT_JUNIT},
 		{"pcap-dir", required_argument, NULL, OPT_PCAP_DIR},
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"accept-timeout", required_argument, NULL, OPT_ACCEPT_TIMEOUT},
+		{"no-shows", required_argument, NULL, OPT_NO_SHOWS},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static struct result res[ICF_MAX_CASES];
-	struct icf_ctx x = {.profile = ICF_PROFILE_RPING, .timeout_ms = ICF_DEFAULT_TIMEOUT};
-	const char *host = NULL, *only = NULL, *junit = NULL;
+	struct icf_ctx x = {.profile = ICF_PROFILE_RPING,
+			    .timeout_ms = ICF_DEFAULT_TIMEOUT,
+			    .accept_ms = ICF_DEFAULT_ACCEPT,
+			    .lfd = -1};
+	const char *host = NULL, *bind_addr = NULL, *only = NULL, *junit = NULL;
 	struct iwt_hostport hp;
-	bool list = false, json = false;
-	uint64_t port = ICF_DEFAULT_PORT, v;
-	size_t ncases, nres = 0, count[4] = {0};
-	const struct icf_case *cs = icf_cases(&ncases);
+	bool list = false, json = false, server = false, profile_set = false;
+	uint64_t port = ICF_DEFAULT_PORT, v, no_shows = ICF_DEFAULT_NOSHOWS;
+	size_t ncases, nres = 0, count[4] = {0}, absent = 0;
+	const struct icf_case *cs;
 	struct sigaction sa;
-	char peer[IWT_ADDR_STRLEN], bad[128];
+	char peer[IWT_ADDR_STRLEN + 16], bad[128], err[160];
 	const char *why;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "c:p:vsh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:a:p:vsh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			host = optarg;
+			break;
+		case 'a':
+			bind_addr = optarg;
 			break;
 		case 'p':
 			if (iwt_num_u64(prog, "-p", optarg, 1, 65535, 0, &port))
@@ -238,13 +282,13 @@ int main(int argc, char **argv)
 			x.verbose++;
 			break;
 		case 's':
-			iwt_usage_err(prog, "-s (listen for the peer's client) is not implemented "
-					    "yet; run the peer as a server and use -c");
-			return IWT_EXIT_USAGE;
+			server = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return IWT_EXIT_OK;
 		case OPT_PROFILE:
+			profile_set = true;
 			if (strcmp(optarg, "rping") == 0) {
 				x.profile = ICF_PROFILE_RPING;
 			} else if (strcmp(optarg, "perftest") == 0) {
@@ -274,6 +318,15 @@ int main(int argc, char **argv)
 				return iwt_try_help(prog), IWT_EXIT_USAGE;
 			x.timeout_ms = (int)v;
 			break;
+		case OPT_ACCEPT_TIMEOUT:
+			if (iwt_num_u64(prog, "--accept-timeout", optarg, 10, 3600000, 0, &v))
+				return iwt_try_help(prog), IWT_EXIT_USAGE;
+			x.accept_ms = (int)v;
+			break;
+		case OPT_NO_SHOWS:
+			if (iwt_num_u64(prog, "--no-shows", optarg, 1, 1000, 0, &no_shows))
+				return iwt_try_help(prog), IWT_EXIT_USAGE;
+			break;
 		default:
 			iwt_try_help(prog);
 			return IWT_EXIT_USAGE;
@@ -282,6 +335,16 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		return iwt_usage_err(prog, "unexpected argument '%s'", argv[optind]),
 		       IWT_EXIT_USAGE;
+	if (server && host)
+		return iwt_usage_err(prog, "-c and -s exclude each other"), IWT_EXIT_USAGE;
+	if (!server && bind_addr)
+		return iwt_usage_err(prog, "-a ADDR goes with -s (use -c ADDR)"), IWT_EXIT_USAGE;
+	if (server && profile_set && x.profile != ICF_PROFILE_RPING)
+		return iwt_usage_err(prog, "--profile perftest plays perftest's client: use it "
+					   "with -c"),
+		       IWT_EXIT_USAGE;
+	x.role = server ? ICF_ROLE_SERVER : ICF_ROLE_CLIENT;
+	cs = icf_cases(x.role, &ncases);
 	if (only && !known(cs, ncases, only, bad, sizeof(bad)))
 		return iwt_usage_err(prog, "no case '%s' (--list shows them)", bad), IWT_EXIT_USAGE;
 	if (list) {
@@ -290,18 +353,22 @@ int main(int argc, char **argv)
 				printf("%s\t%s\t%s\n", cs[i].id, cs[i].rfc, cs[i].desc);
 		return IWT_EXIT_OK;
 	}
-	if (!host)
-		return iwt_usage_err(prog, "-c ADDR is required"), IWT_EXIT_USAGE;
-	if (iwt_addr_split(host, &hp, &why) < 0) {
-		iwt_bad_arg(prog, "-c", host, why);
+	if (!host && !server)
+		return iwt_usage_err(prog, "-c ADDR or -s is required"), IWT_EXIT_USAGE;
+	if (server)
+		host = bind_addr;
+	if (host && iwt_addr_split(host, &hp, &why) < 0) {
+		iwt_bad_arg(prog, server ? "-a" : "-c", host, why);
 		return iwt_try_help(prog), IWT_EXIT_USAGE;
 	}
+	if (!host)
+		memset(&hp, 0, sizeof(hp));
 	if (hp.has_port)
 		port = hp.port;
-	ret = iwt_addr_resolve(hp.host[0] ? hp.host : NULL, (uint16_t)port, false, &x.addr,
+	ret = iwt_addr_resolve(hp.host[0] ? hp.host : NULL, (uint16_t)port, server, &x.addr,
 			       &x.addrlen);
 	if (ret) {
-		iwt_bad_arg(prog, "-c", host, gai_strerror(ret));
+		iwt_bad_arg(prog, server ? "-a" : "-c", host ? host : "", gai_strerror(ret));
 		return iwt_try_help(prog), IWT_EXIT_USAGE;
 	}
 	if (x.pcap_dir && access(x.pcap_dir, W_OK) != 0) {
@@ -309,6 +376,15 @@ int main(int argc, char **argv)
 		return iwt_try_help(prog), IWT_EXIT_USAGE;
 	}
 	iwt_addr_format((struct sockaddr *)&x.addr, peer, sizeof(peer));
+	if (server) {
+		x.lfd = icf_ep_listen((struct sockaddr *)&x.addr, x.addrlen, err, sizeof(err));
+		if (x.lfd < 0) {
+			iwt_msg(prog, "%s: %s", peer, err);
+			return IWT_EXIT_FAIL;
+		}
+		iwt_msg(prog, "listening on %s: run the client in a loop, one ping per run", peer);
+		snprintf(peer + strlen(peer), sizeof(peer) - strlen(peer), " (clients)");
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -325,7 +401,7 @@ int main(int argc, char **argv)
 
 		if (only && !selected(only, cs[i].id))
 			continue;
-		if (nres)
+		if (nres && !server)
 			usleep(ICF_PAUSE_MS * 1000);
 		r->c = &cs[i];
 		t0 = iwt_now_ns();
@@ -360,11 +436,21 @@ int main(int argc, char **argv)
 				printf("%28s %s\n", "", r->dev);
 		}
 		fflush(stdout);
-		if (!o.connected && !o.skipped) {
+		if (server) {
+			/* a client that never came: after --no-shows in a row, stop */
+			absent = o.connected || stop_flag ? 0 : absent + 1;
+			if (absent >= no_shows) {
+				iwt_msg(prog, "%zu cases in a row without a client: stopping",
+					absent);
+				break;
+			}
+		} else if (!o.connected && !o.skipped) {
 			iwt_msg(prog, "cannot reach %s: %s", peer, o.why);
 			break;
 		}
 	}
+	if (x.lfd >= 0)
+		close(x.lfd);
 	if (json) {
 		printf("{\"peer\":");
 		json_str(stdout, peer);
