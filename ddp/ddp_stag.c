@@ -14,9 +14,17 @@
  * next registration at the same index.  With 8 bits this is a guard against
  * mistakes and stale references, not a security boundary.
  *
- * Free slots: slots above `high` were never used; slots freed by
- * ddp_stag_dereg() go on a LIFO list threaded through the entries.  Creating
- * a table therefore costs two zeroed allocations and no per-slot setup.
+ * Free slots: a new registration takes a free slot drawn at random, not the
+ * lowest one, so that its index is not predictable either: a peer that
+ * guesses STags must guess the index as well as the key.  The draw is from
+ * the first max(4096, 2 * registered + 2) indices (at most the table), so
+ * that a small table stays dense in memory (the table is touched only where
+ * it is used: slots above `high` never were) while at least half of the span
+ * is free, and a few random probes find a slot; after 16 misses a scan from a
+ * random start takes the first free one.  With 4096 slots and 255 keys a
+ * blind guess names a live STag once in about a million tries (docs/rdmap.md
+ * section 8 counts it).  Creating a table costs two zeroed allocations and no
+ * per-slot setup.
  *
  * A registration covers tagged offsets [base_to, base_to + len) with
  * base_to + len <= 2^64 - 1 (the end must be representable).  Every range
@@ -71,9 +79,8 @@ struct ddp_stag_entry {
 	bool key_used; /* last_key holds the key of an earlier registration */
 	uint8_t key;   /* current key while registered */
 	uint8_t last_key;
-	uint8_t kind;	    /* enum ddp_stag_kind */
-	bool scattered;	    /* FR: registered over a page list that is not contiguous */
-	uint32_t next_free; /* free-list link (an index; 0 = end) */
+	uint8_t kind;	/* enum ddp_stag_kind */
+	bool scattered; /* FR: registered over a page list that is not contiguous */
 	uint32_t pd;
 	uint32_t access;
 	void *addr; /* MR, contiguous FR: the octet at base_to; NULL otherwise */
@@ -94,8 +101,7 @@ struct ddp_stag_entry {
 
 struct ddp_stag_table {
 	uint32_t max_entries;
-	uint32_t high;	    /* indices 1..high have been handed out at least once */
-	uint32_t free_head; /* LIFO of freed indices (0 = empty) */
+	uint32_t high; /* the highest index ever handed out: none above was touched */
 	uint32_t count;
 	uint64_t rng;
 	struct ddp_stag_entry *e; /* e[index - 1] */
@@ -169,19 +175,29 @@ void ddp_stag_table_destroy(struct ddp_stag_table *t)
 	iw_free(t);
 }
 
-/* Take a free index (LIFO list first, then never-used ones); 0 when full. */
+#define DDP_STAG_SPAN_MIN 4096u
+#define DDP_STAG_PROBES	  16
+
+/* Take a free index, drawn at random (see the header comment); 0 when full. */
 static uint32_t ddp_stag_take(struct ddp_stag_table *t)
 {
-	uint32_t index;
+	uint32_t span, index;
 
-	if (t->free_head) {
-		index = t->free_head;
-		t->free_head = t->e[index - 1].next_free;
-	} else if (t->high < t->max_entries) {
-		index = ++t->high;
-	} else {
+	if (t->count >= t->max_entries)
 		return 0;
+	span = t->count < (UINT32_MAX - 2) / 2 ? 2 * t->count + 2 : UINT32_MAX;
+	span = IW_MIN(IW_MAX(span, DDP_STAG_SPAN_MIN), t->max_entries);
+	for (int i = 0; i < DDP_STAG_PROBES; i++) {
+		index = 1 + (uint32_t)(ddp_stag_rng_next(&t->rng) % span);
+		if (!t->e[index - 1].registered)
+			goto found;
 	}
+	index = 1 + (uint32_t)(ddp_stag_rng_next(&t->rng) % t->max_entries);
+	while (t->e[index - 1].registered)
+		index = index == t->max_entries ? 1 : index + 1;
+found:
+	if (index > t->high)
+		t->high = index;
 	return index;
 }
 
@@ -195,7 +211,6 @@ static struct ddp_stag_entry *ddp_stag_init(struct ddp_stag_table *t, uint32_t i
 	e->valid = false;
 	e->kind = (uint8_t)kind;
 	e->scattered = false;
-	e->next_free = 0;
 	e->pd = pd;
 	e->access = 0;
 	e->addr = NULL;
@@ -250,12 +265,8 @@ int ddp_stag_alloc(struct ddp_stag_table *t, uint32_t pd, uint32_t max_pages, ui
 	e = &t->e[index - 1];
 	if (e->pages_cap < max_pages) {
 		pages = iw_calloc(max_pages, sizeof(*pages));
-		if (!pages) {
-			/* give the index back (never registered: no key was drawn) */
-			e->next_free = t->free_head;
-			t->free_head = index;
-			return IW_ENOMEM;
-		}
+		if (!pages)
+			return IW_ENOMEM; /* the slot stays free: nothing was registered */
 	}
 	e = ddp_stag_init(t, index, KIND_FR, pd);
 	if (pages) {
@@ -318,8 +329,6 @@ static int ddp_stag_release(struct ddp_stag_table *t, uint32_t index)
 	e->valid = false;
 	e->addr = NULL;
 	e->scattered = false;
-	e->next_free = t->free_head;
-	t->free_head = index;
 	t->count--;
 	return IW_OK;
 }

@@ -194,6 +194,10 @@ struct conn {
 	struct conn *next;
 	struct iwping *app;
 	struct iwcm_id *id;
+	/* a PD of its own, as rping allocates one per connection: what one
+	 * client learns of our STags is useless on another's connection (the
+	 * STag belongs to another PD: "not associated with the RDMAP stream") */
+	struct iwv_pd *pd;
 	struct iwv_cq *cq;
 	struct iwv_qp *qp;
 	bool qp_attached; /* the CM owns qp (iwcm_destroy_qp frees it) */
@@ -709,7 +713,7 @@ static struct conn *conn_new(struct iwping *app)
 
 static struct iwv_mr *reg(struct conn *c, void *addr, size_t len, int access, const char *what)
 {
-	struct iwv_mr *mr = iwv_reg_mr(c->app->v.pd, addr, len, access);
+	struct iwv_mr *mr = iwv_reg_mr(c->pd, addr, len, access);
 
 	if (!mr)
 		errmsg("register %s (%zu octets): %s", what, len, strerror(errno));
@@ -724,6 +728,11 @@ static int conn_setup(struct conn *c)
 	struct iwv_qp_init_attr attr;
 	int ret;
 
+	c->pd = iwv_alloc_pd(app->v.ctx);
+	if (!c->pd) {
+		errmsg("allocate PD: %s", strerror(errno));
+		return -1;
+	}
 	c->cq = iwv_create_cq(app->v.ctx, IWPING_CQ_DEPTH, c, app->v.comp_ch, 0);
 	if (!c->cq) {
 		errmsg("create CQ: %s", strerror(errno));
@@ -745,7 +754,7 @@ static int conn_setup(struct conn *c)
 	attr.qp_type = IWV_QPT_RC;
 	if (o->self_qp) {
 		/* rping -q: the program makes the QP, the CM only connects it */
-		c->qp = iwv_create_qp(app->v.pd, &attr);
+		c->qp = iwv_create_qp(c->pd, &attr);
 		if (!c->qp) {
 			errmsg("iwv_create_qp: %s", strerror(errno));
 			return -1;
@@ -755,7 +764,7 @@ static int conn_setup(struct conn *c)
 			return -1;
 		}
 	} else {
-		if (iwcm_create_qp(c->id, app->v.pd, &attr)) {
+		if (iwcm_create_qp(c->id, c->pd, &attr)) {
 			errmsg("iwcm_create_qp: %s", strerror(errno));
 			return -1;
 		}
@@ -844,6 +853,8 @@ static void conn_destroy(struct iwping *app, struct conn *c)
 	free(c->start_buf);
 	if (c->id && iwcm_destroy_id(c->id))
 		errmsg("destroy id: %s", strerror(errno));
+	if (c->pd && (ret = iwv_dealloc_pd(c->pd)))
+		errmsg("deallocate PD: %s", strerror(ret));
 	for (pp = &app->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == c) {
 			*pp = c->next;

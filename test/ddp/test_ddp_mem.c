@@ -462,7 +462,9 @@ END_TEST
 
 START_TEST(fr_entry_query_and_slot_reuse)
 {
-	struct ddp_stag_table *t = table();
+	/* two slots: once one is freed, the next registration must take it
+	 * (free slots are drawn at random) */
+	struct ddp_stag_table *t = ddp_stag_table_create(2, 0xFEEDull);
 	uint64_t pages[NPG];
 	uint32_t s, s2, m, maxp = 0;
 	struct ddp_fast_reg fr;

@@ -308,7 +308,7 @@ START_TEST(stag_base_to_near_2_64)
 }
 END_TEST
 
-START_TEST(stag_table_full_at_max_entries_and_freed_indices_are_reused)
+START_TEST(stag_table_full_at_max_entries_and_a_freed_index_is_reused)
 {
 	enum { N = 16 };
 	struct ddp_stag_table *t = table(N);
@@ -333,6 +333,74 @@ START_TEST(stag_table_full_at_max_entries_and_freed_indices_are_reused)
 	for (int i = 0; i < N; i++)
 		ck_assert_int_eq(ddp_stag_dereg(t, s[i]), IW_OK);
 	ck_assert_uint_eq(ddp_stag_count(t), 0);
+	ddp_stag_table_destroy(t);
+}
+END_TEST
+
+/*
+ * Free slots are drawn at random, not the lowest: consecutive registrations
+ * do not give consecutive (or predictable) indices, they stay within the
+ * dense span of max(4096, 2 * registered + 2) slots, and a freed slot is not
+ * the next one handed out.
+ */
+START_TEST(stag_indices_are_not_predictable)
+{
+	enum { N = 3000, SPAN_MIN = 4096 };
+	struct ddp_stag_table *t = table(65536);
+	static uint32_t s[N];
+	static uint8_t used[65537];
+	int runs = 0, above = 0, again = 0;
+
+	for (int i = 0; i < N; i++) {
+		uint32_t ix;
+
+		s[i] = reg(t, RW);
+		ix = DDP_STAG_INDEX(s[i]);
+		/* i registered before: the span is max(4096, 2 * i + 2) */
+		ck_assert(ix >= 1 && ix <= (uint32_t)(2 * i + 2 > SPAN_MIN ? 2 * i + 2 : SPAN_MIN));
+		ck_assert(!used[ix]);
+		used[ix] = 1;
+		if (i && ix == DDP_STAG_INDEX(s[i - 1]) + 1)
+			runs++;
+		if (ix > N)
+			above++;
+	}
+	/* sequential allocation would give N - 1 runs and nothing above N */
+	ck_assert_int_lt(runs, 20);
+	ck_assert_int_gt(above, N / 8);
+	/* free and register 200 times: the freed index comes back rarely */
+	for (int i = 0; i < 200; i++) {
+		uint32_t old = s[i], n;
+
+		ck_assert_int_eq(ddp_stag_dereg(t, old), IW_OK);
+		n = reg(t, RW);
+		again += DDP_STAG_INDEX(n) == DDP_STAG_INDEX(old);
+		s[i] = n;
+	}
+	ck_assert_int_lt(again, 10);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(ddp_stag_dereg(t, s[i]), IW_OK);
+	ck_assert_uint_eq(ddp_stag_count(t), 0);
+	ddp_stag_table_destroy(t);
+}
+END_TEST
+
+/* A table filled to the last slot: the random draw falls back to a scan. */
+START_TEST(stag_every_slot_of_a_full_table_is_handed_out)
+{
+	enum { N = 100 };
+	struct ddp_stag_table *t = table(N);
+	uint32_t s[N], extra;
+	uint8_t used[N + 1] = {0};
+
+	for (int i = 0; i < N; i++) {
+		s[i] = reg(t, RW);
+		ck_assert(!used[DDP_STAG_INDEX(s[i])]);
+		used[DDP_STAG_INDEX(s[i])] = 1;
+	}
+	ck_assert_int_eq(ddp_stag_reg(t, PD, mem, BASE, LEN, RW, &extra), IW_EDDP_STAG_TABLE_FULL);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(ddp_stag_dereg(t, s[i]), IW_OK);
 	ddp_stag_table_destroy(t);
 }
 END_TEST
@@ -459,7 +527,9 @@ static Suite *ddp_stag_suite(void)
 	tcase_add_test(tc, stag_bounds_at_both_edges);
 	tcase_add_test(tc, stag_range_wrapping_2_64_is_wrap_not_bounds);
 	tcase_add_test(tc, stag_base_to_near_2_64);
-	tcase_add_test(tc, stag_table_full_at_max_entries_and_freed_indices_are_reused);
+	tcase_add_test(tc, stag_table_full_at_max_entries_and_a_freed_index_is_reused);
+	tcase_add_test(tc, stag_indices_are_not_predictable);
+	tcase_add_test(tc, stag_every_slot_of_a_full_table_is_handed_out);
 	tcase_add_test(tc, stag_local_invalidate_blocks_access_and_is_idempotent);
 	tcase_add_test(tc, stag_remote_invalidate_needs_pd_and_right);
 	tcase_add_test(tc, stag_revalidate_gives_a_new_stag_and_the_old_stays_invalid);
