@@ -33,11 +33,19 @@
  * exchanges plus unanswered requests), so a flood of TCP connections costs
  * at most that many buffers: at the backlog, and when accept runs out of
  * descriptors, the listener stops accepting for a while and the kernel's
- * accept queue and the peers' SYN retries hold the rest back.
+ * accept queue and the peers' SYN retries hold the rest back; a pending
+ * connection that has not sent its MPA Request within handshake_grace_ms
+ * gives its place to the next one (listener_update, ep_accepted).
+ *
+ * Liveness: every connection's socket gets TCP_USER_TIMEOUT from the start
+ * and TCP keepalive once established (sock_liveness, iwcm_options); a peer
+ * the kernel finds dead fails the socket with ETIMEDOUT, which ends the
+ * connection as a reset does, and DISCONNECTED carries that errno.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -113,7 +121,10 @@ struct iwcm_id_int {
 	 * accepting); the listener lists its pending children (kids, kid_prev/next) */
 	struct iwcm_id_int *listener;
 	struct iwcm_id_int *kids, *kid_prev, *kid_next;
-	int pending; /* listener: children not yet accepted/rejected */
+	struct iwcm_id_int *kids_tail; /* listener: the oldest pending child */
+	int pending;		       /* listener: children not yet accepted/rejected */
+	uint64_t accepted_ns;	       /* passive: when the TCP connection was accepted */
+	int sys_err; /* the socket's errno that ended the connection (ETIMEDOUT...) */
 	int backlog;
 	int fd; /* socket before the ep owns it (bound, not yet listening/connecting) */
 	struct iwv_ep ep;
@@ -145,6 +156,8 @@ struct iwcm_id_int {
 	struct iw_timer t_rnr;
 	/* listener: out of descriptors or memory, accepting again after a pause */
 	struct iw_timer t_accept;
+	/* listener at its backlog: when its oldest silent child may give way */
+	struct iw_timer t_evict;
 	size_t held_off, held_len;
 	bool held;
 	uint64_t retry_until;	/* a refused TCP connect is tried again until then (ns) */
@@ -176,6 +189,42 @@ static void set_state(struct iwcm_id_int *id, enum id_state st)
 	id->state = st;
 }
 
+/* One tcp(7) option; a failure is traced, not fatal (a socketpair handed in by a
+ * test has none of them, and the connection works without). */
+static void sock_opt(struct iwcm_id_int *id, int fd, int level, int name, int val, const char *what)
+{
+	if (setsockopt(fd, level, name, &val, sizeof(val)) != 0)
+		trace(id, "setsockopt %s %d: %s", what, val, strerror(errno));
+}
+
+/*
+ * Liveness (iwcm_options.user_timeout_ms, keepalive_*).  TCP_USER_TIMEOUT
+ * from the start: it bounds the TCP connect and the MPA exchange as well
+ * (tcp(7): it also applies to SYN retransmissions), though timeout_ms is
+ * the tighter bound there.  The keepalive once established: before that the
+ * startup timeout bounds everything.  A connection found dead by the kernel
+ * fails its reads and writes with ETIMEDOUT: conn_lost, and the QP flushes.
+ */
+static void sock_liveness(struct iwcm_id_int *id, int fd, bool established)
+{
+	const struct iwcm_options *o = &id->opt;
+
+	if (fd < 0)
+		return;
+	if (!established) {
+		if (o->user_timeout_ms)
+			sock_opt(id, fd, IPPROTO_TCP, TCP_USER_TIMEOUT, (int)o->user_timeout_ms,
+				 "TCP_USER_TIMEOUT");
+		return;
+	}
+	if (!o->keepalive_idle_s)
+		return;
+	sock_opt(id, fd, IPPROTO_TCP, TCP_KEEPIDLE, o->keepalive_idle_s, "TCP_KEEPIDLE");
+	sock_opt(id, fd, IPPROTO_TCP, TCP_KEEPINTVL, o->keepalive_intvl_s, "TCP_KEEPINTVL");
+	sock_opt(id, fd, IPPROTO_TCP, TCP_KEEPCNT, o->keepalive_cnt, "TCP_KEEPCNT");
+	sock_opt(id, fd, SOL_SOCKET, SO_KEEPALIVE, 1, "SO_KEEPALIVE");
+}
+
 /* The MPA options of an id and the mpa_config they become (both directions). */
 static void mpa_opts_from(const struct mpa_config *c, struct iwcm_options *o)
 {
@@ -188,13 +237,46 @@ static void mpa_opts_from(const struct mpa_config *c, struct iwcm_options *o)
 	o->timeout_ms = (uint32_t)(c->timeout_ns / 1000000u);
 }
 
+/*
+ * Liveness defaults (docs/verbs.md, "Liveness and handshake limits").  An
+ * RDMA consumer expects a dead peer to be reported in tens of seconds, as an
+ * RNIC's retransmission limit does, not after the kernel's ~15 minutes of
+ * tcp_retries2 (tcp(7)); but a brief outage (a link flap, a route change)
+ * must not kill an established connection: 30 s of unacknowledged data, and
+ * an idle connection probed after 30 s, every 10 s - with the user timeout
+ * set, tcp(7) says it, not TCP_KEEPCNT, decides when unanswered probes end
+ * the connection: about idle + interval = 40 s for an idle dead peer.
+ */
+#define IWCM_USER_TIMEOUT_MS   30000
+#define IWCM_KEEPALIVE_IDLE_S  30
+#define IWCM_KEEPALIVE_INTVL_S 10
+#define IWCM_KEEPALIVE_CNT     3
+/*
+ * A real initiator sends its MPA Request (at most 532 octets: one segment)
+ * right after the TCP handshake.  5 s leave it two retransmissions of it
+ * (RFC 6298 §2.1, §5.5: 1 s initial RTO, doubled: 1 + 2 s) with room to
+ * spare, and are half the default MPA timeout: under a flood of silent
+ * connections a legitimate client waits about 5 s, not timeout_ms for each
+ * backlog's worth of the flood ahead of it.
+ */
+#define IWCM_HANDSHAKE_GRACE_MS 5000
+/* tcp(7) limits of TCP_KEEPIDLE/TCP_KEEPINTVL (MAX_TCP_KEEPIDLE) and TCP_KEEPCNT */
+#define IWCM_KEEPALIVE_S_MAX   32767
+#define IWCM_KEEPALIVE_CNT_MAX 127
+
 /* The MPA layer's defaults (mpa_config_default), and the CM's own timers. */
 void iwcm_options_default(struct iwcm_options *opt)
 {
 	struct mpa_config c;
 
 	mpa_config_default(&c);
-	*opt = (struct iwcm_options){.first_fpdu_delay_ms = 20, .close_timeout_ms = 2000};
+	*opt = (struct iwcm_options){.first_fpdu_delay_ms = 20,
+				     .close_timeout_ms = 2000,
+				     .user_timeout_ms = IWCM_USER_TIMEOUT_MS,
+				     .keepalive_idle_s = IWCM_KEEPALIVE_IDLE_S,
+				     .keepalive_intvl_s = IWCM_KEEPALIVE_INTVL_S,
+				     .keepalive_cnt = IWCM_KEEPALIVE_CNT,
+				     .handshake_grace_ms = IWCM_HANDSHAKE_GRACE_MS};
 	mpa_opts_from(&c, opt);
 }
 
@@ -303,6 +385,7 @@ static void id_conn_timers_stop(struct iwcm_id_int *id)
 	id_timer_stop(id, &id->t_retry);
 	id_timer_stop(id, &id->t_rnr);
 	id_timer_stop(id, &id->t_accept);
+	id_timer_stop(id, &id->t_evict);
 }
 
 static struct rdmap_qp *id_rq(const struct iwcm_id_int *id)
@@ -350,6 +433,10 @@ static void conn_end(struct iwcm_id_int *id, bool abort)
 		 * side: not an error.  A reset, a Terminate or a timeout is. */
 		if (!abort && err == IW_EMPA_CLOSED)
 			err = 0;
+		/* The socket's own error says more than "closed": ETIMEDOUT is a
+		 * peer the kernel found dead (user timeout, keepalive). */
+		if (id->sys_err && (err == 0 || err == IW_EMPA_CLOSED))
+			err = iw_err_sys(id->sys_err);
 		id->disc = true;
 		ev_post(id, IWCM_EVENT_DISCONNECTED, 0, err);
 	}
@@ -359,18 +446,58 @@ static void conn_end(struct iwcm_id_int *id, bool abort)
 #define ACCEPT_RETRY_MS 100
 
 /*
+ * The child of listener `l` that may give way to a new connection: the
+ * oldest one still waiting for its whole MPA Request (ID_MPA_WAIT_REQ),
+ * if it has waited handshake_grace_ms.  NULL if none may; then *when is
+ * the time the oldest waiting one may (0: none waits).  Children are kept
+ * newest first, so the walk from the tail meets the oldest first and stops
+ * at the first one waiting for its Request.
+ */
+static struct iwcm_id_int *evictable(struct iwcm_id_int *l, uint64_t now, uint64_t *when)
+{
+	uint64_t grace = (uint64_t)l->opt.handshake_grace_ms * 1000000u;
+
+	*when = 0;
+	if (!l->opt.handshake_grace_ms)
+		return NULL;
+	for (struct iwcm_id_int *c = l->kids_tail; c; c = c->kid_prev) {
+		if (c->state != ID_MPA_WAIT_REQ)
+			continue;
+		if (now - c->accepted_ns >= grace)
+			return c;
+		*when = c->accepted_ns + grace;
+		return NULL;
+	}
+	return NULL;
+}
+
+/*
  * A listener takes new connections while it has room for them: fewer than
  * `backlog` children pending (in their MPA exchange or waiting for the
  * program's answer) and descriptors to spare (no t_accept pause).  Without
  * room it is paused in the engine and the connections wait in the kernel's
  * accept queue, and past that the peers' TCP retries its SYN: back-pressure,
- * never a reset.
+ * never a reset of a new connection.  But when the oldest pending child
+ * still waiting for its MPA Request has waited handshake_grace_ms, the
+ * listener accepts again and that child is reset for the next one
+ * (ep_accepted): a flood of silent or dribbling connections cannot hold
+ * the backlog for timeout_ms at a time.
  */
 static void listener_update(struct iwcm_id_int *l)
 {
+	bool full = l->pending >= l->backlog;
+
+	if (full) {
+		uint64_t when;
+
+		/* a silent child may give way: take the next connection (ep_accepted) */
+		if (evictable(l, iwv_now_ns(), &when))
+			full = false;
+		else if (when && (!iw_timer_armed(&l->t_evict) || l->t_evict.due != when))
+			iwv_ctx_timer_arm(l->ctx, &l->t_evict, when);
+	}
 	if (l->ep_on && l->ep.kind == IWV_EP_LISTEN)
-		iwv_engine_rx_pause(l->ctx->eng, &l->ep,
-				    l->pending >= l->backlog || iw_timer_armed(&l->t_accept));
+		iwv_engine_rx_pause(l->ctx->eng, &l->ep, full || iw_timer_armed(&l->t_accept));
 }
 
 /* A new pending child of listener `l`. */
@@ -381,6 +508,8 @@ static void child_add(struct iwcm_id_int *l, struct iwcm_id_int *id)
 	id->kid_next = l->kids;
 	if (l->kids)
 		l->kids->kid_prev = id;
+	else
+		l->kids_tail = id;
 	l->kids = id;
 	l->pending++;
 	if (l->pending == l->backlog)
@@ -401,6 +530,8 @@ static void child_dropped(struct iwcm_id_int *id)
 		l->kids = id->kid_next;
 	if (id->kid_next)
 		id->kid_next->kid_prev = id->kid_prev;
+	else
+		l->kids_tail = id->kid_prev;
 	id->kid_prev = id->kid_next = NULL;
 	l->pending--;
 	id->listener = NULL;
@@ -641,6 +772,10 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n)
 	default:
 		break;
 	}
+	if (n < 0) {
+		id->sys_err = (int)-n;
+		trace(id, "connection broken: %s", strerror((int)-n));
+	}
 	if (id->qp) {
 		if (n < 0)
 			iwv_qp_llp_broken(id->qp); /* a reset, not a FIN: QP_FATAL */
@@ -708,6 +843,7 @@ static void on_reply(struct iwcm_id_int *id, const uint8_t *rest, size_t rest_le
 	id_timer_stop(id, &id->t_setup);
 	set_state(id, ID_ESTABLISHED);
 	id->estab = true;
+	sock_liveness(id, id->ep.fd, true);
 	ev = ev_post(id, IWCM_EVENT_ESTABLISHED, 0, 0);
 	if (ev) {
 		ev_set_params(ev, &p);
@@ -876,6 +1012,7 @@ static void mpa_sent(struct iwcm_id_int *id)
 		if (id->state == ID_ACCEPTING)
 			set_state(id, ID_ESTABLISHED);
 		id->estab = true;
+		sock_liveness(id, id->ep.fd, true);
 		child_dropped(id);
 		ev = ev_post(id, IWCM_EVENT_ESTABLISHED, 0, 0);
 		if (ev && mpa_setup_params(id->mpa, &p) == IW_OK)
@@ -960,10 +1097,24 @@ static void ep_accepted(struct iwv_ep *ep, int fd)
 		return;
 	}
 	if (l->pending >= l->backlog) {
-		/* not reached: the listener pauses at its backlog (listener_update) */
-		trace(l, "backlog full (%d): connection dropped", l->backlog);
-		close(fd);
-		return;
+		uint64_t when;
+		struct iwcm_id_int *old = evictable(l, iwv_now_ns(), &when);
+
+		if (!old) {
+			/* not reached: the listener pauses at its backlog unless a
+			 * child may give way (listener_update) */
+			trace(l, "backlog full (%d): connection dropped", l->backlog);
+			close(fd);
+			return;
+		}
+		/* A flood of connections that never send (or dribble) their MPA
+		 * Request must not lock legitimate clients out for timeout_ms
+		 * each: the oldest silent one goes, reset, unseen by the program. */
+		trace(old,
+		      "no MPA Request %u ms after accept, and the backlog (%d) is full: "
+		      "reset to make room",
+		      l->opt.handshake_grace_ms, l->backlog);
+		setup_failed(old, IW_EMPA_TIMEOUT, ETIMEDOUT);
 	}
 	id = id_alloc(l->ch, l->pub.context);
 	if (id)
@@ -987,6 +1138,8 @@ static void ep_accepted(struct iwv_ep *ep, int fd)
 	getpeername(fd, &id->pub.route.addr.dst_addr, &sl);
 	mpa_config_from(&id->opt, 0, 0, &c);
 	mpa_setup_init(id->mpa, MPA_RESPONDER, &c, iwv_now_ns());
+	sock_liveness(id, fd, false);
+	id->accepted_ns = iwv_now_ns();
 	id->ep.fd = fd;
 	id->ep.kind = IWV_EP_STREAM;
 	id->ep.ops = &stream_ops;
@@ -1060,6 +1213,12 @@ static void link_rx_resume(void *link)
 		return;
 	rx_feed_held(id);
 	conn_after(id);
+}
+
+/* The oldest silent child of a full listener may give way now: accept again. */
+static void on_evict_due(struct iw_timer *t, uint64_t now)
+{
+	listener_update(iw_container_of(t, struct iwcm_id_int, t_evict));
 }
 
 /* The pause after running out of descriptors is over: accept again if there is room. */
@@ -1207,6 +1366,7 @@ static struct iwcm_id_int *id_alloc(struct iwcm_chan_int *ch, void *context)
 	iw_timer_init(&id->t_hold, on_hold_done);
 	iw_timer_init(&id->t_rnr, on_rnr_timeout);
 	iw_timer_init(&id->t_accept, on_accept_retry);
+	iw_timer_init(&id->t_evict, on_evict_due);
 	iw_timer_init(&id->t_close, on_close_timeout);
 	iw_timer_init(&id->t_free, id_free_fire);
 	iw_timer_init(&id->t_retry, on_retry_fire);
@@ -1321,7 +1481,12 @@ int iwcm_set_options(struct iwcm_id *pub, const struct iwcm_options *opt)
 	if (!id || !opt || (opt->mpa_rev != MPA_REV1 && opt->mpa_rev != MPA_REV2) ||
 	    (opt->p2p && opt->mpa_rev != MPA_REV2) || (opt->p2p && !(opt->rtr & MPA_RTR_ALL)) ||
 	    (opt->rtr & ~MPA_RTR_ALL) || opt->timeout_ms == 0 ||
-	    (opt->mulpdu_max && opt->mulpdu_max < MPA_MULPDU_MIN))
+	    (opt->mulpdu_max && opt->mulpdu_max < MPA_MULPDU_MIN) ||
+	    opt->user_timeout_ms > (uint32_t)INT_MAX ||
+	    opt->keepalive_idle_s > IWCM_KEEPALIVE_S_MAX ||
+	    (opt->keepalive_idle_s &&
+	     (opt->keepalive_intvl_s == 0 || opt->keepalive_intvl_s > IWCM_KEEPALIVE_S_MAX ||
+	      opt->keepalive_cnt == 0 || opt->keepalive_cnt > IWCM_KEEPALIVE_CNT_MAX)))
 		return fail(EINVAL);
 	LOCK(id->ctx);
 	id->opt = *opt;
@@ -1553,6 +1718,7 @@ static int conn_start(struct iwcm_id_int *id)
 		}
 	}
 	id->fd = -1;
+	sock_liveness(id, fd, false);
 	id->ep.fd = fd;
 	id->ep.kind = IWV_EP_CONNECTING;
 	id->ep.ops = &stream_ops;

@@ -89,6 +89,26 @@ struct iwcm_options {
 	uint32_t connect_retry_ms;    /* a refused TCP connect is tried again every 50 ms for
 				       * this long before REJECTED (default 0: at once) */
 	bool trace;		      /* log every connection step (iw_log) */
+	/*
+	 * Liveness (docs/verbs.md, "Liveness and handshake limits"): tcp(7)
+	 * options on the connection's socket, so that a peer that vanishes
+	 * without FIN or RST ends the connection (DISCONNECTED, the QP flushed)
+	 * in bounded time.  TCP_USER_TIMEOUT is set from the TCP connect or
+	 * accept on; the keepalive once the connection is established.
+	 */
+	uint32_t user_timeout_ms;   /* TCP_USER_TIMEOUT: data unacknowledged (or keepalive
+				    * probes unanswered) this long ends the connection with
+				    * ETIMEDOUT (default 30000; 0 = the kernel's, ~15 min) */
+	uint16_t keepalive_idle_s;  /* SO_KEEPALIVE + TCP_KEEPIDLE: probe a connection idle this
+				    * long (default 30; 0 = no keepalive), 1-32767 */
+	uint16_t keepalive_intvl_s; /* TCP_KEEPINTVL: between probes (default 10), 1-32767 */
+	uint8_t keepalive_cnt;	    /* TCP_KEEPCNT: unanswered probes before the connection
+				     * is dead, when user_timeout_ms is 0 (default 3), 1-127 */
+	/* Listener at its backlog: a pending connection whose MPA Request is not
+	 * complete this long after it was accepted makes room for the next one
+	 * waiting (it is reset); default 5000, 0 = never (the next one waits
+	 * until a pending one ends). */
+	uint32_t handshake_grace_ms;
 };
 IW_EXPORT void iwcm_options_default(struct iwcm_options *opt);
 

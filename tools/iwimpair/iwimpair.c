@@ -70,12 +70,20 @@
  * whatever has fallen due.  A write the kernel refuses (the device is down,
  * say) is counted (write_errors) and the packet dropped.
  *
+ * Cut.  SIGUSR2 cuts the wire and the next SIGUSR2 mends it (--cut-at
+ * starts with it cut after so many seconds): while cut, every packet read
+ * in either direction is dropped (counter cut), as if the peer behind it
+ * had vanished without a FIN or a reset; packets already queued still
+ * leave.  This is how the tests make a peer disappear (docs/verbs.md,
+ * liveness): each side's TCP sees only silence.  Each change is printed
+ * ("cut on" / "cut off", and a JSON "cut" event with --json).
+ *
  * Output.  The seed on stderr at start (drawn from the clock unless --seed
  * gives it: always printed, so a run can be repeated); "ready" once both
  * devices exist; the counters of each direction on SIGUSR1 and at exit
  * (SIGINT, SIGTERM, SIGHUP), as text on stderr and, with --json, as one
  * JSON object per line on stdout.  At any moment, per direction:
- *   in_pkts + duplicated = out_pkts + lost + queue_drops + limit_drops
+ *   in_pkts + duplicated = out_pkts + lost + cut + queue_drops + limit_drops
  *                          + write_errors + queued.
  */
 #include <errno.h>
@@ -142,6 +150,7 @@ struct iwi_stats {
 	uint64_t in_pkts, in_bytes;
 	uint64_t out_pkts, out_bytes;
 	uint64_t lost;	       /* --loss */
+	uint64_t cut;	       /* read while the wire was cut (SIGUSR2) */
 	uint64_t queue_drops;  /* tail drop at the bottleneck (--queue, --queue-bytes) */
 	uint64_t limit_drops;  /* --limit or IWI_LIMIT_BYTES */
 	uint64_t write_errors; /* the kernel refused the write */
@@ -186,11 +195,13 @@ struct iwi_cfg {
 	uint64_t seed;
 	bool json;
 	bool exit_with_parent;
+	double cut_at_s; /* --cut-at: cut the wire this long after start (0: never) */
 };
 
 static struct iwi_cfg cfg;
 static struct iwi_dir dirs[2];
 static uint64_t start_ns;
+static bool wire_cut; /* SIGUSR2: every packet read is dropped */
 
 /* ---------------------------------------------------------------------- */
 /* Randomness                                                              */
@@ -388,6 +399,10 @@ static void dir_input(struct iwi_dir *d, const unsigned char *data, size_t len, 
 	d->st.in_bytes += len;
 	if (len > d->st.max_len)
 		d->st.max_len = len;
+	if (wire_cut) {
+		d->st.cut++;
+		return;
+	}
 	if (!d->impair) {
 		dir_write(d, data, len);
 		return;
@@ -480,11 +495,11 @@ static void stats_text(const struct iwi_dir *d)
 
 	fprintf(stderr,
 		PROG ": %s: in %" PRIu64 " pkts %" PRIu64 " B, out %" PRIu64 " pkts %" PRIu64
-		     " B; lost %" PRIu64 ", queue-drop %" PRIu64 ", limit-drop %" PRIu64
-		     ", write-err %" PRIu64 ", dup %" PRIu64 ", reordered %" PRIu64
-		     ", delayed %" PRIu64 ", queued %" PRIu64 "; max-len %" PRIu64
-		     ", queue-max %" PRIu64 "\n",
-		d->name, s->in_pkts, s->in_bytes, s->out_pkts, s->out_bytes, s->lost,
+		     " B; lost %" PRIu64 ", cut %" PRIu64 ", queue-drop %" PRIu64
+		     ", limit-drop %" PRIu64 ", write-err %" PRIu64 ", dup %" PRIu64
+		     ", reordered %" PRIu64 ", delayed %" PRIu64 ", queued %" PRIu64
+		     "; max-len %" PRIu64 ", queue-max %" PRIu64 "\n",
+		d->name, s->in_pkts, s->in_bytes, s->out_pkts, s->out_bytes, s->lost, s->cut,
 		s->queue_drops, s->limit_drops, s->write_errors, s->duplicated, s->reordered,
 		s->delayed, d->n_pkts, s->max_len, s->queue_max);
 }
@@ -494,13 +509,13 @@ static void stats_json(const struct iwi_dir *d)
 	const struct iwi_stats *s = &d->st;
 
 	printf("\"%s\":{\"in_pkts\":%" PRIu64 ",\"in_bytes\":%" PRIu64 ",\"out_pkts\":%" PRIu64
-	       ",\"out_bytes\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"queue_drops\":%" PRIu64
-	       ",\"limit_drops\":%" PRIu64 ",\"write_errors\":%" PRIu64 ",\"duplicated\":%" PRIu64
-	       ",\"reordered\":%" PRIu64 ",\"delayed\":%" PRIu64 ",\"queued\":%" PRIu64
-	       ",\"max_len\":%" PRIu64 ",\"queue_max\":%" PRIu64 "}",
-	       d->name, s->in_pkts, s->in_bytes, s->out_pkts, s->out_bytes, s->lost, s->queue_drops,
-	       s->limit_drops, s->write_errors, s->duplicated, s->reordered, s->delayed, d->n_pkts,
-	       s->max_len, s->queue_max);
+	       ",\"out_bytes\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"cut\":%" PRIu64
+	       ",\"queue_drops\":%" PRIu64 ",\"limit_drops\":%" PRIu64 ",\"write_errors\":%" PRIu64
+	       ",\"duplicated\":%" PRIu64 ",\"reordered\":%" PRIu64 ",\"delayed\":%" PRIu64
+	       ",\"queued\":%" PRIu64 ",\"max_len\":%" PRIu64 ",\"queue_max\":%" PRIu64 "}",
+	       d->name, s->in_pkts, s->in_bytes, s->out_pkts, s->out_bytes, s->lost, s->cut,
+	       s->queue_drops, s->limit_drops, s->write_errors, s->duplicated, s->reordered,
+	       s->delayed, d->n_pkts, s->max_len, s->queue_max);
 }
 
 /* `event`: "stats" (SIGUSR1) or "exit". */
@@ -518,6 +533,20 @@ static void stats_print(const char *event)
 		putchar(',');
 		stats_json(&dirs[1]);
 		printf("}\n");
+		fflush(stdout);
+	}
+}
+
+/* The wire cut or mended (SIGUSR2, --cut-at). */
+static void cut_set(bool on)
+{
+	double secs = (double)(iwt_now_ns() - start_ns) / 1e9;
+
+	wire_cut = on;
+	fprintf(stderr, PROG ": cut %s after %.3f s\n", on ? "on" : "off", secs);
+	if (cfg.json) {
+		printf("{\"event\":\"cut\",\"on\":%s,\"elapsed_s\":%.3f}\n", on ? "true" : "false",
+		       secs);
 		fflush(stdout);
 	}
 }
@@ -687,15 +716,20 @@ static void usage(void)
 	      "      --json             also one JSON object per line on stdout: \"ready\"\n"
 	      "                         (the settings), \"stats\" and \"exit\" (the counters)\n"
 	      "      --exit-with-parent stop (as on SIGTERM) when the parent process dies\n"
+	      "      --cut-at S         cut the wire S seconds after start (as SIGUSR2)\n"
 	      "  -h, --help             show this help and exit\n"
 	      "\n"
+	      "SIGUSR2 cuts the wire (every packet read in either direction is dropped: a\n"
+	      "peer that vanished without FIN or reset); the next SIGUSR2 mends it.\n"
+	      "\n"
 	      "Counters, per direction, on stderr on SIGUSR1 and at exit: in/out packets\n"
-	      "and octets, lost (--loss), queue-drop (tail drop at the bottleneck),\n"
+	      "and octets, lost (--loss), cut (read while cut), queue-drop (tail drop at\n"
+	      "the bottleneck),\n"
 	      "limit-drop (--limit), write-err (the kernel refused a write: device down),\n"
 	      "dup (copies made), reordered (written after a later packet), delayed\n"
 	      "(written later than read), queued (held right now), max-len (largest\n"
 	      "packet), queue-max (longest bottleneck queue).  Always\n"
-	      "  in + dup = out + lost + queue-drop + limit-drop + write-err + queued.\n"
+	      "  in + dup = out + lost + cut + queue-drop + limit-drop + write-err + queued.\n"
 	      "\n"
 	      "Example (as root; then give iwimp0 10.77.0.1/24 in A, iwimp1 10.77.0.2/24\n"
 	      "in B, and bring both up):\n"
@@ -784,6 +818,7 @@ enum {
 	OPT_SEED,
 	OPT_JSON,
 	OPT_EXIT_WITH_PARENT,
+	OPT_CUT_AT,
 };
 
 static const struct option longopts[] = {
@@ -809,6 +844,7 @@ static const struct option longopts[] = {
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"exit-with-parent", no_argument, NULL, OPT_EXIT_WITH_PARENT},
+	{"cut-at", required_argument, NULL, OPT_CUT_AT},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -919,6 +955,9 @@ static int parse_args(int argc, char **argv)
 		case OPT_EXIT_WITH_PARENT:
 			cfg.exit_with_parent = true;
 			break;
+		case OPT_CUT_AT:
+			bad = parse_real("--cut-at", optarg, 0.001, 86400, &cfg.cut_at_s);
+			break;
 		case 'h':
 			usage();
 			exit(IWT_EXIT_OK);
@@ -964,6 +1003,7 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int home, fd[2], sfd, i, rc;
 	pid_t parent = getppid();
+	uint64_t cut_at;
 
 	rc = parse_args(argc, argv);
 	if (rc)
@@ -976,6 +1016,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGHUP);
 	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &sigs, NULL) ||
 	    (sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
 		iwt_msg(PROG, "signalfd: %s", strerror(errno));
@@ -1013,6 +1054,7 @@ int main(int argc, char **argv)
 		d->tb_tokens = (double)cfg.burst;
 	}
 	start_ns = iwt_now_ns();
+	cut_at = cfg.cut_at_s > 0 ? start_ns + (uint64_t)(cfg.cut_at_s * 1e9) : 0;
 	ready_print();
 
 	pfd[0] = (struct pollfd){.fd = fd[0], .events = POLLIN};
@@ -1025,6 +1067,12 @@ int main(int argc, char **argv)
 
 		if (dir_next(&dirs[1]) < next)
 			next = dir_next(&dirs[1]);
+		if (cut_at && cut_at <= now) {
+			cut_at = 0;
+			cut_set(true);
+		}
+		if (cut_at && cut_at < next)
+			next = cut_at;
 		if (next != UINT64_MAX) {
 			uint64_t wait = next > now ? next - now : 0;
 
@@ -1047,6 +1095,8 @@ int main(int argc, char **argv)
 			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 				if (si.ssi_signo == SIGUSR1)
 					stats_print("stats");
+				else if (si.ssi_signo == SIGUSR2)
+					cut_set(!wire_cut);
 				else
 					quit = true;
 			}

@@ -50,6 +50,35 @@ static int onoff(const char *prog, const char *opt, const char *arg, bool *out)
 	return 0;
 }
 
+/*
+ * --keepalive IDLE[,INTVL[,CNT]]: seconds idle before the first probe (0 =
+ * no keepalive), seconds between probes, probes (tcp(7) TCP_KEEPIDLE,
+ * TCP_KEEPINTVL, TCP_KEEPCNT; the kernel takes 1-32767 s and 1-127 probes).
+ * The parts left out keep their values.  0, or -1 after the message.
+ */
+static int keepalive(struct iwt_opt *o, const char *prog, const char *arg)
+{
+	static const char *const what[3] = {"idle seconds (0 = off), 0-32767",
+					    "seconds between probes, 1-32767", "probes, 1-127"};
+	static const uint64_t lo[3] = {0, 1, 1}, hi[3] = {32767, 32767, 127};
+	char buf[64], *save = NULL, *tok;
+	uint64_t v[3] = {o->cm.keepalive_idle_s, o->cm.keepalive_intvl_s, o->cm.keepalive_cnt};
+	int i = 0;
+
+	if (strlen(arg) >= sizeof(buf) || !*arg || arg[strlen(arg) - 1] == ',')
+		return iwt_bad_arg(prog, "--keepalive", arg, "IDLE[,INTVL[,CNT]] in seconds");
+	memcpy(buf, arg, strlen(arg) + 1);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), i++) {
+		if (i == 3 || iwt_num_parse(tok, lo[i], hi[i], 0, &v[i]) != IWT_NUM_OK)
+			return iwt_bad_arg(prog, "--keepalive", arg,
+					   i == 3 ? "IDLE[,INTVL[,CNT]] in seconds" : what[i]);
+	}
+	o->cm.keepalive_idle_s = (uint16_t)v[0];
+	o->cm.keepalive_intvl_s = (uint16_t)v[1];
+	o->cm.keepalive_cnt = (uint8_t)v[2];
+	return 0;
+}
+
 int iwt_opt_parse(struct iwt_opt *o, const char *prog, int c, const char *arg)
 {
 	uint64_t v;
@@ -103,6 +132,24 @@ int iwt_opt_parse(struct iwt_opt *o, const char *prog, int c, const char *arg)
 			return -1;
 		o->cm.first_fpdu_delay_ms = (uint32_t)v;
 		return 0;
+	case IWT_OPT_KEEPALIVE:
+		return keepalive(o, prog, arg);
+	case IWT_OPT_USER_TIMEOUT:
+		/* tcp(7): TCP_USER_TIMEOUT takes an int of milliseconds */
+		if (iwt_num_u64(prog, "--user-timeout", arg, 0, 3600000, 0, &v))
+			return -1;
+		o->cm.user_timeout_ms = (uint32_t)v;
+		return 0;
+	case IWT_OPT_MPA_TIMEOUT:
+		if (iwt_num_u64(prog, "--mpa-timeout", arg, 1, 3600000, 0, &v))
+			return -1;
+		o->cm.timeout_ms = (uint32_t)v;
+		return 0;
+	case IWT_OPT_HANDSHAKE_GRACE:
+		if (iwt_num_u64(prog, "--handshake-grace", arg, 0, 3600000, 0, &v))
+			return -1;
+		o->cm.handshake_grace_ms = (uint32_t)v;
+		return 0;
 	default:
 		fprintf(stderr, "%s: internal error: unknown shared option %#x\n", prog, c);
 		return -1;
@@ -141,6 +188,24 @@ void iwt_opt_help(FILE *f)
 	      "                         and the first FPDU, which Linux siw needs (default\n"
 	      "                         20; 0 = none)\n"
 	      "      --trace            log every connection step on stderr\n",
+	      f);
+	fputs("Liveness and handshake limits (docs/verbs.md):\n"
+	      "      --keepalive IDLE[,INTVL[,CNT]]\n"
+	      "                         TCP keepalive once connected: probe after IDLE\n"
+	      "                         seconds without traffic, then every INTVL seconds,\n"
+	      "                         CNT probes (default 30,10,3; 0 = no keepalive)\n"
+	      "      --user-timeout MS  TCP_USER_TIMEOUT: a peer that acknowledges nothing\n"
+	      "                         (data or keepalive probes) for MS milliseconds is\n"
+	      "                         dead; its work requests flush (default 30000; 0 =\n"
+	      "                         the kernel's, about 15 minutes)\n"
+	      "      --mpa-timeout MS   TCP connect and MPA exchange must end within MS\n"
+	      "                         milliseconds; a listener closes a connection whose\n"
+	      "                         MPA Request is not complete by then (default 10000)\n"
+	      "      --handshake-grace MS\n"
+	      "                         listener with its backlog full: a connection whose\n"
+	      "                         MPA Request is not complete MS milliseconds after\n"
+	      "                         accept is reset to let a new one in (default 5000;\n"
+	      "                         0 = never, new ones wait)\n",
 	      f);
 }
 

@@ -3,8 +3,10 @@
  * iwt_opt.h - the iWARP options every verbs tool shares (docs/verbs.md §4.4):
  *   --mpa-rev 1|2  --crc on|off  --markers on|off  --p2p on|off
  *   --rtr write|read|send  --ird N  --ord N  --engine uring|epoll  --trace
- * plus --first-fpdu-delay MS (the Linux siw start-up pause) and
- * --engine-thread.  Parsed with getopt_long: a tool appends IWT_OPT_LONG
+ * plus --first-fpdu-delay MS (the Linux siw start-up pause),
+ * --engine-thread, and the liveness and handshake limits (docs/verbs.md):
+ *   --keepalive IDLE[,INTVL[,CNT]]  --user-timeout MS  --mpa-timeout MS
+ *   --handshake-grace MS.  Parsed with getopt_long: a tool appends IWT_OPT_LONG
  * to its long options and hands every option value >= IWT_OPT_BASE to
  * iwt_opt_parse().  Part of the tools library (tools/lib, prefix iwt_); the
  * values follow iwt_num.h (numbers), iwt_rtr.h (--rtr) and iwt_err.h
@@ -40,6 +42,10 @@ enum {
 	IWT_OPT_ENGINE_THREAD,
 	IWT_OPT_TRACE,
 	IWT_OPT_FIRST_FPDU_DELAY,
+	IWT_OPT_KEEPALIVE,
+	IWT_OPT_USER_TIMEOUT,
+	IWT_OPT_MPA_TIMEOUT,
+	IWT_OPT_HANDSHAKE_GRACE,
 	IWT_OPT_END,
 };
 
@@ -55,8 +61,12 @@ enum {
 		{"engine", required_argument, NULL, IWT_OPT_ENGINE},                               \
 		{"engine-thread", no_argument, NULL, IWT_OPT_ENGINE_THREAD},                       \
 		{"trace", no_argument, NULL, IWT_OPT_TRACE},                                       \
+		{"first-fpdu-delay", required_argument, NULL, IWT_OPT_FIRST_FPDU_DELAY},           \
+		{"keepalive", required_argument, NULL, IWT_OPT_KEEPALIVE},                         \
+		{"user-timeout", required_argument, NULL, IWT_OPT_USER_TIMEOUT},                   \
+		{"mpa-timeout", required_argument, NULL, IWT_OPT_MPA_TIMEOUT},                     \
 	{                                                                                          \
-		"first-fpdu-delay", required_argument, NULL, IWT_OPT_FIRST_FPDU_DELAY              \
+		"handshake-grace", required_argument, NULL, IWT_OPT_HANDSHAKE_GRACE                \
 	}
 
 /* Library defaults (iwcm_options_default, engine DEFAULT, no thread). */
