@@ -68,6 +68,11 @@ static struct rpcrdma_conn *xconn_new(struct rpcrdma_ctx *ctx, bool client)
 
 	if (!c)
 		return NULL;
+	c->pd = iwv_alloc_pd(ctx->vctx);
+	if (!c->pd) {
+		free(c);
+		return NULL;
+	}
 	c->kind = XOBJ_CONN;
 	c->ctx = ctx;
 	c->client = client;
@@ -102,8 +107,8 @@ static int xconn_bufs(struct rpcrdma_conn *c, unsigned nrecv)
 	c->sslots = calloc(nsend, sizeof(*c->sslots));
 	if (!c->rmem || !c->smem || !c->rslots || !c->sslots)
 		return IW_ENOMEM;
-	c->rmr = iwv_reg_mr(ctx->pd, c->rmem, rsz * nrecv, IWV_ACCESS_LOCAL_WRITE);
-	c->smr = iwv_reg_mr(ctx->pd, c->smem, ssz * nsend, IWV_ACCESS_LOCAL_WRITE);
+	c->rmr = iwv_reg_mr(c->pd, c->rmem, rsz * nrecv, IWV_ACCESS_LOCAL_WRITE);
+	c->smr = iwv_reg_mr(c->pd, c->smem, ssz * nsend, IWV_ACCESS_LOCAL_WRITE);
 	if (!c->rmr || !c->smr)
 		return IW_ENOMEM;
 	for (unsigned i = 0; i < nrecv; i++) {
@@ -132,6 +137,10 @@ static void xconn_free(struct rpcrdma_conn *c)
 	free(c->smem);
 	free(c->rslots);
 	free(c->sslots);
+	/* every MR of the PD is gone by now (calls freed at teardown, orphaned
+	 * requests' MRs dropped by xrsp_conn_lost): EBUSY would be our bug */
+	if (iwv_dealloc_pd(c->pd))
+		xconn_log(c, "BUG: PD still in use at close: leaked");
 	iw_list_del(&c->node);
 	free(c);
 }
@@ -167,7 +176,7 @@ static int xconn_qp(struct rpcrdma_conn *c)
 	attr.cap.max_recv_sge = 1;
 	attr.qp_type = IWV_QPT_RC;
 	attr.sq_sig_all = 1;
-	if (iwcm_create_qp(c->id, ctx->pd, &attr))
+	if (iwcm_create_qp(c->id, c->pd, &attr))
 		return IW_ENOMEM;
 	c->qp = c->id->qp;
 	for (unsigned i = 0; i < c->nrecv; i++)

@@ -175,6 +175,13 @@ struct rpcrdma_conn {
 	rpcrdma_call_fn on_call;
 	void *arg;
 
+	/* A PD of its own (RFC 5042's advice, as rping does): an STag this
+	 * connection exposes - a responder-provided Read chunk, the buffer of a
+	 * call's Write or Reply chunk - is "not associated with the RDMAP
+	 * stream" of any other connection, so one client can never read or
+	 * write memory offered to another (RFC 5041 §7.2). */
+	struct iwv_pd *pd;
+
 	/* the current connection (NULL between attempts) */
 	struct iwcm_id *id;
 	struct iwv_qp *qp;

@@ -320,7 +320,7 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 	call->buf = nb;
 	msg = nb;
 	call->buf_len = need;
-	call->mr = iwv_reg_mr(c->ctx->pd, call->buf, need,
+	call->mr = iwv_reg_mr(c->pd, call->buf, need,
 			      IWV_ACCESS_LOCAL_WRITE | IWV_ACCESS_REMOTE_READ |
 				      IWV_ACCESS_REMOTE_WRITE);
 	if (!call->mr)
@@ -720,7 +720,7 @@ static int xcall_rprc_start(struct rpcrdma_conn *c, struct xcall *call, const st
 	if (!call->rp_buf || !call->rp_hdr)
 		return IW_ENOMEM;
 	*call->rp_hdr = *h;
-	call->rp_mr = iwv_reg_mr(c->ctx->pd, call->rp_buf, total, IWV_ACCESS_LOCAL_WRITE);
+	call->rp_mr = iwv_reg_mr(c->pd, call->rp_buf, total, IWV_ACCESS_LOCAL_WRITE);
 	if (!call->rp_mr)
 		return IW_ENOMEM;
 	call->rp_len = (uint32_t)total;

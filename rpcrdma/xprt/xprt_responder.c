@@ -268,7 +268,7 @@ void xrsp_on_call(struct rpcrdma_conn *c, struct xrecv *r, uint32_t len,
 		xrsp_deliver(c, req);
 		return;
 	}
-	req->mr = iwv_reg_mr(c->ctx->pd, req->msg, size ? size : 4, IWV_ACCESS_LOCAL_WRITE);
+	req->mr = iwv_reg_mr(c->pd, req->msg, size ? size : 4, IWV_ACCESS_LOCAL_WRITE);
 	if (!req->mr) {
 		xrsp_req_free(req);
 		return;
@@ -349,6 +349,11 @@ void xrsp_conn_lost(struct rpcrdma_conn *c)
 
 		iw_list_del(&req->node);
 		req->conn = NULL;
+		/* its buffer took Read chunks for this connection only */
+		if (req->mr) {
+			iwv_dereg_mr(req->mr);
+			req->mr = NULL;
+		}
 	}
 	while (!iw_list_empty(&c->expos))
 		xrsp_expo_free(iw_container_of(c->expos.next, struct xrsp_expo, node));
@@ -548,7 +553,7 @@ static int xrsp_reply_plan(struct rpcrdma_conn *c, const struct rpcrdma_req *req
 	int rc;
 
 	rpcrdma_hdr_init(&x->rh, req->xid, xrsp_grant_for(c, req->bc), RDMA_MSG);
-	x->mr = iwv_reg_mr(c->ctx->pd, x->mem, 2 * XPAD4(x->len),
+	x->mr = iwv_reg_mr(c->pd, x->mem, 2 * XPAD4(x->len),
 			   IWV_ACCESS_LOCAL_WRITE | (c->rprc ? IWV_ACCESS_REMOTE_READ : 0));
 	if (!x->mr)
 		return IW_ENOMEM;
