@@ -8,6 +8,7 @@
  */
 #include <iwarp/ddp.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "iw_alloc.h"
@@ -385,6 +386,54 @@ START_TEST(stag_indices_are_not_predictable)
 }
 END_TEST
 
+/*
+ * How many tries a peer that guesses STags needs to name a live one (the
+ * figure in docs/rdmap.md, section 8): the guesser knows the scheme - an
+ * index among the first 4096 slots, any of 256 keys - and tries each guess
+ * on a new connection (a wrong STag ends the stream with a Terminate).
+ * With L registrations live in the table the expected count is
+ * 4096 * 256 / L; measured here for L = 1 and L = 64, must land within a
+ * factor of two of it, and is printed.
+ */
+START_TEST(stag_guessing_takes_a_million_tries_for_one_live_stag)
+{
+	static const unsigned live[] = {1, 64};
+	uint64_t rng = 0x5eed5eedull;
+
+	for (unsigned k = 0; k < sizeof(live) / sizeof(live[0]); k++) {
+		struct ddp_stag_table *t = ddp_stag_table_create(65536, 0xC0FFEEull + k);
+		enum { TRIALS = 24 };
+		uint64_t total = 0;
+		double expect = 4096.0 * 256.0 / live[k], mean;
+
+		ck_assert_ptr_nonnull(t);
+		for (unsigned i = 0; i < live[k]; i++)
+			(void)reg(t, RW);
+		for (int trial = 0; trial < TRIALS; trial++) {
+			uint64_t tries = 0;
+
+			for (;;) {
+				uint32_t idx, key;
+
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+				idx = 1 + (uint32_t)((rng >> 33) % 4096);
+				key = (uint32_t)(rng >> 20) & 0xFF;
+				tries++;
+				if (ddp_stag_check(t, DDP_STAG_MAKE(idx, key), PD, 0, BASE, 1,
+						   NULL) != DDP_STAG_INVALID)
+					break;
+			}
+			total += tries;
+		}
+		mean = (double)total / TRIALS;
+		printf("STag guessing: %u live, %.0f tries on average (expected %.0f)\n", live[k],
+		       mean, expect);
+		ck_assert(mean > expect / 2 && mean < expect * 2);
+		ddp_stag_table_destroy(t);
+	}
+}
+END_TEST
+
 /* A table filled to the last slot: the random draw falls back to a scan. */
 START_TEST(stag_every_slot_of_a_full_table_is_handed_out)
 {
@@ -530,6 +579,7 @@ static Suite *ddp_stag_suite(void)
 	tcase_add_test(tc, stag_table_full_at_max_entries_and_a_freed_index_is_reused);
 	tcase_add_test(tc, stag_indices_are_not_predictable);
 	tcase_add_test(tc, stag_every_slot_of_a_full_table_is_handed_out);
+	tcase_add_test(tc, stag_guessing_takes_a_million_tries_for_one_live_stag);
 	tcase_add_test(tc, stag_local_invalidate_blocks_access_and_is_idempotent);
 	tcase_add_test(tc, stag_remote_invalidate_needs_pd_and_right);
 	tcase_add_test(tc, stag_revalidate_gives_a_new_stag_and_the_old_stays_invalid);

@@ -812,7 +812,53 @@ enum {
 	A_SEND_2SEG,
 	A_SEND_SE,
 	A_RREQ_BIG,
+	A_T_OTHER_CONN,
 };
+
+/*
+ * An STag learned on one connection, used on another (RFC 5041 §7.2 "STag not
+ * associated with RDMAP Stream"): a second connection plays rping's client up to the peer's Read
+ * Request, which names the sink buffer it registered for that connection;
+ * the case's own connection then writes there.  A peer that registers per
+ * connection (rping allocates a PD per connection) answers "STag not
+ * associated with the RDMAP stream"; one that takes the Write lets any client
+ * reach any other's memory.  The peer's server must take a second client
+ * while the first is connected (rping -P does).
+ */
+static void other_conn(const struct icf_case *c, const struct icf_ctx *x, struct icf_ep *ep,
+		       struct icf_obs *o)
+{
+	static struct icf_ep side;
+	static uint8_t u[256];
+	struct icf_obs so;
+	struct icf_msg rr;
+	char err[128];
+	size_t n;
+
+	memset(&so, 0, sizeof(so));
+	if (icf_ep_open(&side, (const struct sockaddr *)&x->addr, x->addrlen, x->timeout_ms, false,
+			x->verbose, err, sizeof(err)) < 0) {
+		skip(o, "a second connection could not be made");
+		return;
+	}
+	side.stop = x->stop;
+	if (!icf_flow_start(c, x, &side, &so) || !ping_read(c, x, &side, &so, &rr)) {
+		icf_ep_close(&side, NULL, NULL);
+		skip(o, "the server did not serve a second client while the first was "
+			"connected (rping -P does)");
+		return;
+	}
+	if (!icf_flow_start(c, x, ep, o)) {
+		icf_ep_close(&side, NULL, NULL);
+		return;
+	}
+	n = icf_tagged(u, rdmap_ctrl_make(RDMAP_OP_WRITE), rr.rreq.sink_stag, rr.rreq.sink_to, true,
+		       NULL, 16);
+	icf_errant(o, u, n);
+	icf_send_ulpdu(ep, u, n);
+	icf_watch(c, x, ep, o, ICF_FOLLOW_NONE, NULL, 0);
+	icf_ep_close(&side, NULL, NULL);
+}
 
 /* Why an AFTER-stage case cannot run in this role and profile, or NULL. */
 static const char *after_skip(const struct icf_case *c, const struct icf_ctx *x,
@@ -831,6 +877,10 @@ static const char *after_skip(const struct icf_case *c, const struct icf_ctx *x,
 	case A_SEND_SE:
 		if (pt)
 			return "needs a Receive posted on QN 0; perftest's data QP posts none";
+		return NULL;
+	case A_T_OTHER_CONN:
+		if (pt)
+			return "a perftest server serves one client";
 		return NULL;
 	case A_T_BELOW:
 		if (pt)
@@ -867,6 +917,10 @@ static void run_after(const struct icf_case *c, const struct icf_ctx *x, struct 
 
 	if (after_skip(c, x, ep, false)) {
 		skip(o, after_skip(c, x, ep, false));
+		return;
+	}
+	if (c->arg == A_T_OTHER_CONN) {
+		other_conn(c, x, ep, o);
 		return;
 	}
 	if (!icf_flow_start(c, x, ep, o))
@@ -1239,6 +1293,9 @@ static const struct icf_case cases[] = {
 	 TERM1(1, 1, 0x01, D), run_after, A_T_BOUNDS, 0},
 	{"ddp.t.bounds.below", "RFC 5041 §7.2", "RDMA Write 4 KiB below rping's buffer",
 	 TERM1(1, 1, 0x01, D), run_after, A_T_BELOW, 0},
+	{"ddp.t.stag_other_conn", "RFC 5041 §7.2",
+	 "RDMA Write with the STag the peer named on another connection of ours",
+	 TERM1(1, 1, 0x02, D), run_after, A_T_OTHER_CONN, 0},
 	{"ddp.t.to_wrap", "RFC 5041 §7.2", "RDMA Write with TO + length wrapping 2^64",
 	 TERM2(1, 1, 0x03, 1, 1, 0x01, D), run_after, A_T_WRAP, 0},
 	{"ddp.t.rresp_stag", "RFC 5041 §7.2", "Read Response to an STag other than the sink's",
@@ -1315,13 +1372,14 @@ static const struct icf_case cases[] = {
 };
 
 /* The server role runs the FIRST and AFTER cases that need no Read
- * Request of the peer's (rping's client never reads), as "srv." + id. */
+ * Request of the peer's (rping's client never reads), as "srv." + id; not
+ * the one that needs two connections of ours to the peer. */
 static bool srv_too(const struct icf_case *c)
 {
 	if (c->run == run_first)
 		return true;
 	return c->run == run_after && c->arg != A_RRESP_STAG && c->arg != A_RRESP_BOUNDS &&
-	       c->arg != A_RRESP_AGAIN;
+	       c->arg != A_RRESP_AGAIN && c->arg != A_T_OTHER_CONN;
 }
 
 /* Where the server role's form of a case differs in words. */
