@@ -55,6 +55,7 @@
 
 #include <iwarp/iwcm.h>
 #include <iwarp/mpa.h>
+#include <iwarp/rdmap.h>
 
 #include "iw_bytes.h"
 #include "iwv_ctx.h"
@@ -124,7 +125,8 @@ struct iwcm_id_int {
 	struct iwcm_id_int *kids_tail; /* listener: the oldest pending child */
 	int pending;		       /* listener: children not yet accepted/rejected */
 	uint64_t accepted_ns;	       /* passive: when the TCP connection was accepted */
-	int sys_err; /* the socket's errno that ended the connection (ETIMEDOUT...) */
+	int sys_err;	  /* the socket's errno that ended the connection (ETIMEDOUT...) */
+	bool close_clean; /* startup failed after a Terminate of ours: FIN, not reset */
 	int backlog;
 	int fd; /* socket before the ep owns it (bound, not yet listening/connecting) */
 	struct iwv_ep ep;
@@ -599,7 +601,7 @@ static void setup_failed(struct iwcm_id_int *id, int iw_err, int sys_err)
 		return;
 	}
 	trace(id, "startup failed: %s, errno %d", iwv_errname(iw_err), sys_err);
-	conn_end(id, true);
+	conn_end(id, !id->close_clean);
 	switch (was) {
 	case ID_TCP_CONNECTING:
 	case ID_MPA_REQ:
@@ -895,11 +897,62 @@ static void on_request(struct iwcm_id_int *id)
 	ev->pub.param.conn.initiator_depth = f->enhanced ? (uint8_t)IW_MIN(f->ird, 255u) : 0;
 }
 
+/*
+ * The initiator cannot go on with the Reply it got: its IRD is below the
+ * responder's ORD (MPA error 6) or none of the RTR forms offered is one it can
+ * send (error 7).  RFC 6581 §8 and §9 have it say so in a Terminate (Layer 2
+ * LLP, Error Type 0 MPA, no header copied: RFC 5040 §4.8) in the framing
+ * the two frames negotiated - full operation has begun on our side - and then
+ * close; the caller closes with a FIN, not a reset, so the Terminate arrives.
+ */
+static void startup_term(struct iwcm_id_int *id, int err)
+{
+	const struct mpa_frame *f = mpa_setup_peer_frame(id->mpa);
+	struct iw_term_code code;
+	struct rdmap_term t;
+	struct ddp_hdr h = {.tagged = false,
+			    .last = true,
+			    .rsvdulp = rdmap_ctrl_make(RDMAP_OP_TERMINATE),
+			    .qn = DDP_QN_TERMINATE,
+			    .msn = DDP_MSN_FIRST};
+	uint8_t u[DDP_UNTAGGED_HDR_LEN + RDMAP_TERM_CTRL_LEN], wire[64];
+	struct iovec iov = {.iov_base = u, .iov_len = sizeof(u)};
+	struct mpa_fpdu fpdu;
+	struct mpa_tx tx;
+	size_t n = 0;
+
+	if (!f || id->ep.fd < 0 || mpa_err_term(err, &code) != IW_OK)
+		return;
+	rdmap_term_fill(&t, &code, NULL, 0, 0, NULL);
+	if (ddp_hdr_encode(&h, u, DDP_UNTAGGED_HDR_LEN) != DDP_UNTAGGED_HDR_LEN ||
+	    rdmap_term_encode(&t, u + DDP_UNTAGGED_HDR_LEN, RDMAP_TERM_CTRL_LEN) !=
+		    RDMAP_TERM_CTRL_LEN)
+		return;
+	/* C: CRC when either frame asked for it; Markers toward the peer when its
+	 * Reply asked for them (RFC 5044 §7.1.1) */
+	mpa_tx_init(&tx, id->opt.crc || f->crc, f->markers, 0);
+	if (mpa_tx_frame(&tx, &iov, 1, &fpdu) != IW_OK || fpdu.total > sizeof(wire))
+		return;
+	for (int i = fpdu.first; i < fpdu.first + fpdu.iovcnt; i++) {
+		memcpy(wire + n, fpdu.iov[i].iov_base, fpdu.iov[i].iov_len);
+		n += fpdu.iov[i].iov_len;
+	}
+	if (send(id->ep.fd, wire, n, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)n)
+		trace(id, "Terminate %u/%u/0x%02x not sent: %s", code.layer, code.etype, code.ecode,
+		      strerror(errno));
+	else
+		trace(id, "Terminate %u/%u/0x%02x sent (%s)", code.layer, code.etype, code.ecode,
+		      iwv_errname(err));
+	id->close_clean = true;
+}
+
 static void mpa_rx(struct iwcm_id_int *id, const uint8_t *buf, size_t n)
 {
 	ssize_t r = mpa_setup_read_stream(id->mpa, buf, n, iwv_now_ns());
 
 	if (r < 0) {
+		if (id->mpa->role == MPA_INITIATOR && (r == IW_EMPA_IRD || r == IW_EMPA_RTR))
+			startup_term(id, (int)r);
 		setup_failed(id, (int)r, 0);
 		return;
 	}

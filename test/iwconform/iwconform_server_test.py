@@ -40,19 +40,12 @@ from mpa_tshark import crc32c  # noqa: E402
 
 # Cases where our client (iwping over the iwarp stack) deviates, with the
 # reason.  Each is graded pass-lenient.
-KNOWN = {
-    # Our Initiator cannot serve a Responder ORD above its IRD (1, rping's):
-    # RFC 6581 §9.1 with the MPA error of §8 (Layer 2, type 0, code 6,
-    # "insufficient IRD resources") calls for a Terminate, and docs/mpa.md §8
-    # promises one; the CM (verbs/iwcm.c, setup_failed) resets TCP without it.
-    "srv.mpa.rep.ord_over_ird": "no Terminate 2/0/0x06, a reset (RFC 6581 §8, §9.1)",
-}
-# The same for a peer-to-peer Reply without an RTR form our client can send
-# (code 7, "no matching RTR option", RFC 6581 §8, §9.2): a reset.
-KNOWN_P2P = {
-    "srv.mpa.rep.p2p_no_rtr": "no Terminate 2/0/0x07, a reset (RFC 6581 §8, §9.2)",
-    "srv.mpa.rep.p2p_unoffered": "no Terminate 2/0/0x07, a reset (RFC 6581 §8, §9.2)",
-}
+KNOWN = {}
+# (Our Initiator used to reset TCP, without the Terminate RFC 6581 §8 asks
+# for, when it could not serve the Responder's ORD (code 6) or send any RTR
+# form offered (code 7): srv.mpa.rep.ord_over_ird, .p2p_no_rtr and
+# .p2p_unoffered.  It sends 2/0/0x06 or 2/0/0x07 and closes now.)
+KNOWN_P2P = {}
 
 # Cases that cannot run against iwping's defaults, and why; each runs in
 # step 2b against an iwping with the options that make it apply.
@@ -72,11 +65,11 @@ SKIP_OK = {
 VARIANTS = [
     (["--p2p", "on", "--rtr", "all"],
      {"srv.mpa.rep.p2p_write": "pass-strict", "srv.mpa.rep.p2p_read": "pass-strict",
-      "srv.mpa.rep.p2p_send": "pass-strict", "srv.mpa.rep.p2p_no_rtr": "pass-lenient",
+      "srv.mpa.rep.p2p_send": "pass-strict", "srv.mpa.rep.p2p_no_rtr": "pass-strict",
       "srv.mpa.rep.p2p_unoffered": "skipped", "srv.ddp.t.bounds.write": "pass-strict",
       "srv.rdmap.rreq.bounds": "pass-strict"}),
     (["--p2p", "on", "--rtr", "write"],
-     {"srv.mpa.rep.p2p_unoffered": "pass-lenient", "srv.mpa.rep.p2p_read": "skipped"}),
+     {"srv.mpa.rep.p2p_unoffered": "pass-strict", "srv.mpa.rep.p2p_read": "skipped"}),
     (["--mpa-rev", "1"],
      {"srv.mpa.rep.rev_higher": "pass-strict", "srv.mpa.rep.rev2": "pass-strict",
       "srv.mpa.rep.pd512": "pass-strict", "srv.ddp.u.dv0": "pass-strict"}),
