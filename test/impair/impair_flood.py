@@ -401,7 +401,12 @@ def case_raw(a):
             rss0 = rss_kb(srv.pid)
             fd0 = nfds(srv.pid)
             conns, terms, closes = raw_run(port, kind, FLOOD_S)
+            # the last connections may still be closing: a Terminate's sender
+            # waits up to close_timeout_ms (2 s) for the peer's FIN
+            settle = time.monotonic() + 5
             time.sleep(0.5)
+            while nfds(srv.pid) > fd0 and time.monotonic() < settle:
+                time.sleep(0.1)
             rss1 = rss_kb(srv.pid)
             fd1 = nfds(srv.pid)
             results.append("raw %-9s %d s: %d connections, server RSS %d -> %d kB"
