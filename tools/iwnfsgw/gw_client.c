@@ -37,6 +37,10 @@
  * client as records; the client's REPLY records are matched to them by XID
  * and answered with rpcrdma_reply.
  *
+ * Access control: the gateway listens on loopback by default, and a client
+ * from outside --allow (default: loopback only) is closed right after the
+ * accept, before anything of it is read (gw_allow logs it).
+ *
  * MOUNT, NLM and portmap are not carried: only the NFS port is.  An NFSv3
  * client uses the remote's MOUNT service over TCP directly (libnfs:
  * mountport=PORT; Linux: mountport=PORT,mountproto=tcp).
@@ -353,22 +357,23 @@ static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event 
 		cc->ever_up = true;
 		if (!rpcrdma_conn_info(rc, &info))
 			gw_log(cc->conn.gw,
-			       "conn %u: RPC-over-RDMA to %s up (credits %u, bc %u, inline send %u "
-			       "recv %u, %s, send-inv %s, rprc %s)",
-			       cc->conn.id, cc->conn.gw->o.peer.text, info.credits, info.bc_credits,
-			       info.inline_send, info.inline_recv,
+			       "conn %u: client %s -> RPC-over-RDMA to %s up (credits %u, bc %u, "
+			       "inline send %u recv %u, %s, send-inv %s, rprc %s)",
+			       cc->conn.id, cc->conn.peer, cc->conn.gw->o.peer.text, info.credits,
+			       info.bc_credits, info.inline_send, info.inline_recv,
 			       info.peer_pdata ? "RFC 8797 private data" : "no private data",
 			       info.send_inv ? "on" : "off", info.rprc ? "on" : "off");
 		else
-			gw_log(cc->conn.gw, "conn %u: RPC-over-RDMA to %s up", cc->conn.id,
-			       cc->conn.gw->o.peer.text);
+			gw_log(cc->conn.gw, "conn %u: client %s -> RPC-over-RDMA to %s up",
+			       cc->conn.id, cc->conn.peer, cc->conn.gw->o.peer.text);
 		break;
 	case RPCRDMA_CONN_DOWN:
 		cc->rdma_up = false;
 		if (!cc->bev)
 			break; /* we closed it: CLOSED follows */
-		gw_log(cc->conn.gw, "conn %u: RPC-over-RDMA to %s lost (%s); reconnecting",
-		       cc->conn.id, cc->conn.gw->o.peer.text,
+		gw_log(cc->conn.gw,
+		       "conn %u: client %s: RPC-over-RDMA to %s lost (%s); reconnecting",
+		       cc->conn.id, cc->conn.peer, cc->conn.gw->o.peer.text,
 		       status ? rpcrdma_errname(status) : "disconnected");
 		break;
 	case RPCRDMA_CONN_CLOSED:
@@ -416,9 +421,14 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		      void *arg)
 {
 	struct gw *gw = arg;
-	struct cconn *cc = calloc(1, sizeof(*cc));
+	struct cconn *cc;
 	int one = 1;
 
+	if (!gw_allow(gw, sa, "NFS client")) {
+		evutil_closesocket(fd);
+		return;
+	}
+	cc = calloc(1, sizeof(*cc));
 	if (!cc) {
 		evutil_closesocket(fd);
 		return;

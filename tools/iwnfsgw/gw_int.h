@@ -16,6 +16,16 @@
  *   gw_rpc.c     record-marking reader/writer (and a connection's read
  *                loop, gw_rm_read), XID and message-type access,
  *                the gateway's own SYSTEM_ERR reply
+ *   gw_acl.c     the client address list of --allow (gw_acl.h): CIDR
+ *                prefixes parsed and matched, no I/O
+ *
+ * Access control.  The backend NFS server sees every client of a server
+ * gateway as the gateway, so the gateway applies the host rules itself: a
+ * connection from outside --allow (default: loopback only) is closed before
+ * any of its calls is served (gw_allow), and the real client address is in
+ * every log line of a connection; the backend connections come from a
+ * reserved port (< 1024) when the process may bind one, so an export's
+ * `secure` still holds (gw_server.c).
  */
 #ifndef IWNFSGW_GW_INT_H
 #define IWNFSGW_GW_INT_H
@@ -32,6 +42,7 @@
 
 #include <iwarp/rpcrdma.h>
 
+#include "gw_acl.h"
 #include "iwt_addr.h"
 #include "iwt_opt.h"
 
@@ -79,6 +90,9 @@ struct gw_opts {
 	uint32_t retry_ms;     /* --retry-ms */
 	uint32_t call_timeout; /* --call-timeout (client) */
 	uint32_t poll_ms;      /* --poll-ms */
+	struct gw_acl allow;   /* --allow (default 127.0.0.0/8 and ::1) */
+	bool allow_default;    /* no --allow given: allow is the default */
+	bool no_resvport;      /* --no-resvport (server) */
 	int stats_secs;	       /* --stats=SECONDS (0: at exit and per connection only) */
 	bool stats;	       /* --stats given */
 	int verbose;	       /* -v count */
@@ -202,6 +216,11 @@ struct gw {
 	unsigned nconns; /* connections alive (for --poll-ms) */
 	int exit_code;
 	struct gw_conn total; /* summed counters of the connections retired */
+	uint64_t refused;     /* connections refused by --allow */
+	char allow_text[256]; /* o.allow as text (gw_acl_format), for the log */
+	/* server: the backend connections bind a reserved port (not
+	 * --no-resvport and binding one was permitted) */
+	bool resvport;
 };
 
 /* iwnfsgw.c */
@@ -209,6 +228,12 @@ void gw_log(struct gw *gw, const char *fmt, ...) __attribute__((format(printf, 2
 void gw_debug(struct gw *gw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Run rpcrdma_ctx_process soon (after rpcrdma_call / _reply / _connect). */
 void gw_kick(struct gw *gw);
+/*
+ * Whether a new connection from sa (NULL: unknown) may be served: its
+ * address is in --allow.  A refusal is counted and logged ("refused WHAT
+ * ADDR: not in --allow (LIST)"); the caller closes the connection at once.
+ */
+bool gw_allow(struct gw *gw, const struct sockaddr *sa, const char *what);
 /* List a new connection (zeroed by the caller, peer may be set): gives it
  * its id. */
 void gw_conn_add(struct gw *gw, struct gw_conn *conn, struct rpcrdma_conn *rc);

@@ -39,6 +39,25 @@
  * Client gone.  When the RPC-over-RDMA connection is lost, the backend
  * connection is closed and the outstanding calls are dropped (their replies
  * have nowhere to go); the connection's counters are added to the totals.
+ *
+ * Access control.  The backend sees one client, the gateway, so its host
+ * rules cannot tell the real clients apart: the gateway checks each new
+ * connection's address against --allow (gw_allow).  rpcrdma tells a
+ * listener of a connection only once it is up (the MPA exchange done, the
+ * RFC 8797 private data read), so that is where one from outside the list is
+ * closed (server_admit): before any call of it is served and before a
+ * backend connection is opened for it.  Its later events and calls (it may
+ * have sent some already) come with a NULL arg and are dropped.
+ *
+ * Reserved port.  knfsd's default `secure` export option wants calls from a
+ * source port below 1024 (RFC 1813 / RFC 5531 AUTH_SYS practice: only root
+ * binds those), so the backend connection binds one, 665-1023 as the
+ * kernel's own RPC client does, when the process may (root or
+ * CAP_NET_BIND_SERVICE: server_start tries): a reconnect takes the port it
+ * had first, so the server's duplicate request cache, which knfsd keys on the
+ * client's address and port, recognises the calls sent again; then 1023 down
+ * to 665, skipping ports in use.  Without the permission, or with
+ * --no-resvport, an ordinary port (logged once at start).
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -46,6 +65,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -59,6 +80,8 @@
 
 #define GW_MAX_SENDS 3 /* a call is sent to the backend at most this often */
 #define GW_BEV_IO    (256u << 10)
+#define GW_RESV_HIGH 1023 /* reserved source ports for the backend connections */
+#define GW_RESV_LOW  665
 
 enum bstate {
 	B_IDLE,	      /* no backend connection, nothing outstanding */
@@ -86,7 +109,9 @@ struct sconn {
 	struct gw_rm_reader rm;
 	struct gw_pendq pend; /* struct pend */
 	unsigned npend;
-	unsigned bc_out; /* backchannel calls outstanding (their callbacks hold us) */
+	unsigned bc_out;	   /* backchannel calls outstanding (their callbacks hold us) */
+	uint16_t src_port;	   /* the backend connection's source port (0: none yet) */
+	char src[IWT_ADDR_STRLEN]; /* its source address, as logged */
 };
 
 static struct pend *pend_of(struct gw_pend *q)
@@ -359,11 +384,13 @@ static void on_backend_event(struct bufferevent *bev, short what, void *arg)
 			send_pend(s, pend_of(q));
 		}
 		if (again)
-			gw_log(s->conn.gw, "conn %u: backend %s connected; %u call(s) sent again",
-			       s->conn.id, s->conn.gw->o.peer.text, again);
+			gw_log(s->conn.gw,
+			       "conn %u: client %s -> backend %s from %s connected; %u call(s) "
+			       "sent again",
+			       s->conn.id, s->conn.peer, s->conn.gw->o.peer.text, s->src, again);
 		else
-			gw_log(s->conn.gw, "conn %u: backend %s connected", s->conn.id,
-			       s->conn.gw->o.peer.text);
+			gw_log(s->conn.gw, "conn %u: client %s -> backend %s from %s connected",
+			       s->conn.id, s->conn.peer, s->conn.gw->o.peer.text, s->src);
 		bufferevent_enable(bev, EV_READ | EV_WRITE);
 		return;
 	}
@@ -383,27 +410,137 @@ static void on_backend_event(struct bufferevent *bev, short what, void *arg)
 	}
 }
 
+/* The any-address of `family` with `port`, bound to fd: 0, or -1 (errno). */
+static int bind_port(int fd, int family, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	memset(&ss, 0, sizeof(ss));
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_any;
+		s6->sin6_port = htons(port);
+		len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = htonl(INADDR_ANY);
+		s4->sin_port = htons(port);
+		len = sizeof(*s4);
+	}
+	return bind(fd, (struct sockaddr *)&ss, len);
+}
+
+/* A non-blocking socket to the backend, bound to `port` (0: any), its
+ * connect under way or done: the fd, or -1 (errno). */
+static int backend_dial(struct gw *gw, uint16_t port)
+{
+	const struct sockaddr *peer = (const struct sockaddr *)&gw->o.peer.ss;
+	int fd, one = 1, err;
+
+	fd = socket(peer->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	/* a port whose last connection is in TIME_WAIT may be bound again (the
+	 * connect below says if its four-tuple is still taken) */
+	if (port && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		     bind_port(fd, peer->sa_family, port)))
+		goto fail;
+	if (connect(fd, peer, gw->o.peer.len) == 0 || errno == EINPROGRESS)
+		return fd;
+fail:
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+/*
+ * The backend socket of s, connecting: from a reserved port when gw->resvport
+ * (the one s had first, then 1023 down to 665; a port in use, or whose
+ * connection to the backend is, is skipped), else, or when none is free, from
+ * an ordinary one.  The fd, or -1 (errno: the connect failed at once).
+ */
+static int backend_socket(struct sconn *s)
+{
+	struct gw *gw = s->conn.gw;
+	bool again = s->src_port >= GW_RESV_LOW && s->src_port <= GW_RESV_HIGH;
+	unsigned port = again ? s->src_port : GW_RESV_HIGH;
+	int fd;
+
+	while (gw->resvport && port >= GW_RESV_LOW) {
+		fd = backend_dial(gw, (uint16_t)port);
+		if (fd >= 0)
+			return fd;
+		if (errno == EACCES || errno == EPERM) {
+			gw->resvport = false;
+			gw_log(gw,
+			       "binding port %u: %s; the backend connections come from ordinary "
+			       "ports from now on (its export needs `insecure`)",
+			       port, strerror(errno));
+			break;
+		}
+		if (errno != EADDRINUSE && errno != EADDRNOTAVAIL)
+			return -1;
+		if (again) {
+			again = false;
+			port = GW_RESV_HIGH + 1;
+		}
+		do
+			port--;
+		while (port == s->src_port);
+		if (port < GW_RESV_LOW)
+			gw_log(gw,
+			       "conn %u: no reserved port free (%u-%u) for the backend connection: "
+			       "connecting from an ordinary port",
+			       s->conn.id, GW_RESV_LOW, GW_RESV_HIGH);
+	}
+	return backend_dial(gw, 0);
+}
+
 static void backend_connect(struct sconn *s)
 {
 	struct gw *gw = s->conn.gw;
+	struct sockaddr_storage src;
+	socklen_t len = sizeof(src);
+	char why[128];
+	int fd;
 
 	if (s->bstate != B_IDLE || s->gone)
 		return;
-	s->bev = bufferevent_socket_new(gw->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	s->bstate = B_CONNECTING;
+	fd = backend_socket(s);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "connect failed (%s)", strerror(errno));
+		backend_lost(s, why);
+		return;
+	}
+	memset(&src, 0, sizeof(src));
+	getsockname(fd, (struct sockaddr *)&src, &len);
+	s->src_port = iwt_addr_port((struct sockaddr *)&src);
+	iwt_addr_format((struct sockaddr *)&src, s->src, sizeof(s->src));
+	s->bev = bufferevent_socket_new(gw->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (!s->bev) {
+		close(fd);
 		backend_lost(s, "cannot create a socket");
 		return;
 	}
 	bufferevent_setcb(s->bev, on_backend_read, NULL, on_backend_event, s);
 	bufferevent_set_max_single_read(s->bev, GW_BEV_IO);
 	bufferevent_set_max_single_write(s->bev, GW_BEV_IO);
-	s->bstate = B_CONNECTING;
-	if (bufferevent_socket_connect(s->bev, (struct sockaddr *)&gw->o.peer.ss,
-				       (int)gw->o.peer.len)) {
+	/* no address: the socket is connecting already; CONNECTED or an error
+	 * comes to on_backend_event */
+	if (bufferevent_socket_connect(s->bev, NULL, 0)) {
 		backend_lost(s, "connect failed");
 		return;
 	}
-	gw_debug(gw, "conn %u: connecting to backend %s", s->conn.id, gw->o.peer.text);
+	gw_debug(gw, "conn %u: client %s: connecting to backend %s from %s (%s port)", s->conn.id,
+		 s->conn.peer, gw->o.peer.text, s->src,
+		 s->src_port && s->src_port < 1024 ? "reserved" : "ordinary");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -455,14 +592,38 @@ static void sconn_gone(struct sconn *s)
 	drop_all(s);
 }
 
+/*
+ * A connection the gateway has not seen yet: true when its client is in
+ * --allow; else (logged by gw_allow) it is closed at once and made no longer
+ * ours: its arg is NULL, so what the transport still reports of it (DOWN,
+ * CLOSED, calls it sent before it saw the close) is dropped.
+ */
+static bool server_admit(struct gw *gw, struct rpcrdma_conn *rc)
+{
+	struct rpcrdma_conn_info info;
+
+	if (!rpcrdma_conn_info(rc, &info) &&
+	    gw_allow(gw, (const struct sockaddr *)&info.peer, "NFS/RDMA client"))
+		return true;
+	rpcrdma_conn_set_arg(rc, NULL);
+	rpcrdma_close(rc);
+	gw_kick(gw);
+	return false;
+}
+
 static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event ev, int status)
 {
 	struct gw *gw = arg;
-	struct sconn *s = sconn_find(gw, rc);
+	struct sconn *s;
 	struct rpcrdma_conn_info info;
 
+	if (!gw)
+		return; /* refused by server_admit */
+	s = sconn_find(gw, rc);
 	switch (ev) {
 	case RPCRDMA_CONN_UP:
+		if (!s && !server_admit(gw, rc))
+			return;
 		if (!s)
 			s = sconn_new(gw, rc);
 		if (!s) {
@@ -475,8 +636,8 @@ static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event 
 			iwt_addr_format((struct sockaddr *)&info.peer, s->conn.peer,
 					sizeof(s->conn.peer));
 			gw_log(gw,
-			       "conn %u: %s connected (credits %u, bc %u, inline send %u recv %u, "
-			       "%s, send-inv %s, rprc %s)",
+			       "conn %u: client %s connected (credits %u, bc %u, inline send %u "
+			       "recv %u, %s, send-inv %s, rprc %s)",
 			       s->conn.id, s->conn.peer, info.credits, info.bc_credits,
 			       info.inline_send, info.inline_recv,
 			       info.peer_pdata ? "RFC 8797 private data" : "no private data",
@@ -489,15 +650,15 @@ static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event 
 	case RPCRDMA_CONN_DOWN:
 		if (!s)
 			return;
-		gw_log(gw, "conn %u: %s lost (%s); closing its backend connection", s->conn.id,
-		       s->conn.peer, status ? rpcrdma_errname(status) : "disconnected");
+		gw_log(gw, "conn %u: client %s lost (%s); closing its backend connection",
+		       s->conn.id, s->conn.peer, status ? rpcrdma_errname(status) : "disconnected");
 		sconn_gone(s);
 		break;
 	case RPCRDMA_CONN_CLOSED:
 		if (!s)
 			return;
 		if (!s->gone)
-			gw_log(gw, "conn %u: %s closed%s%s", s->conn.id, s->conn.peer,
+			gw_log(gw, "conn %u: client %s closed%s%s", s->conn.id, s->conn.peer,
 			       status ? ": " : "", status ? rpcrdma_errname(status) : "");
 		sconn_gone(s);
 		gw_conn_retire(&s->conn);
@@ -512,15 +673,32 @@ static void on_call(void *arg, struct rpcrdma_req *req, const uint8_t *msg, size
 {
 	struct gw *gw = arg;
 	struct rpcrdma_conn *rc = rpcrdma_req_conn(req);
-	struct sconn *s = sconn_find(gw, rc);
+	struct sconn *s;
 	struct pend *p;
 	uint32_t prog = 0, vers = 0, proc = 0;
 
+	if (!gw) {
+		/* a refused connection's (server_admit): never served */
+		rpcrdma_req_drop(req);
+		return;
+	}
+	s = sconn_find(gw, rc);
 	if (!s && rc && gw->listener.rdma) {
-		/* a call before UP was reported: take the connection now */
+		/* a call before UP was reported: take the connection now, if its
+		 * client is allowed */
+		if (!server_admit(gw, rc)) {
+			rpcrdma_req_drop(req);
+			return;
+		}
 		s = sconn_new(gw, rc);
-		if (s)
+		if (s) {
+			struct rpcrdma_conn_info info;
+
+			if (!rpcrdma_conn_info(rc, &info))
+				iwt_addr_format((struct sockaddr *)&info.peer, s->conn.peer,
+						sizeof(s->conn.peer));
 			backend_connect(s);
+		}
 	}
 	if (!s || s->gone) {
 		rpcrdma_req_drop(req);
@@ -567,8 +745,42 @@ static void on_call(void *arg, struct rpcrdma_req *req, const uint8_t *msg, size
 	}
 }
 
+/* Whether this process may bind a reserved port (root, CAP_NET_BIND_SERVICE,
+ * or a low net.ipv4.ip_unprivileged_port_start): the kernel checks that
+ * before whether the port is free, so one bind says. */
+static bool may_bind_reserved(const struct gw *gw, int *err)
+{
+	int fd = socket(gw->o.peer.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0) {
+		*err = errno;
+		return false;
+	}
+	ok = bind_port(fd, gw->o.peer.ss.ss_family, GW_RESV_HIGH) == 0 || errno == EADDRINUSE;
+	*err = errno;
+	close(fd);
+	return ok;
+}
+
 static int server_start(struct gw *gw)
 {
+	int err = 0;
+
+	if (gw->o.no_resvport) {
+		gw_log(gw, "--no-resvport: the backend connections come from ordinary ports (its "
+			   "export needs `insecure`)");
+	} else if (may_bind_reserved(gw, &err)) {
+		gw->resvport = true;
+		gw_debug(gw, "the backend connections come from reserved ports (%u-%u)",
+			 GW_RESV_LOW, GW_RESV_HIGH);
+	} else {
+		gw_log(gw,
+		       "binding a reserved port: %s (not root, no CAP_NET_BIND_SERVICE); the "
+		       "backend connections come from ordinary ports (its export needs "
+		       "`insecure`)",
+		       strerror(err));
+	}
 	gw->listener.rdma = rpcrdma_listen(gw->ctx, (struct sockaddr *)&gw->o.listen.ss,
 					   gw->o.listen.len, 64, on_conn, on_call, gw);
 	if (!gw->listener.rdma) {

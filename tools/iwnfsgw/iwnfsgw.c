@@ -263,6 +263,18 @@ void gw_conn_del(struct gw_conn *conn)
 	conn->gw->nconns--;
 }
 
+bool gw_allow(struct gw *gw, const struct sockaddr *sa, const char *what)
+{
+	char addr[IWT_ADDR_STRLEN];
+
+	if (gw_acl_match(&gw->o.allow, sa))
+		return true;
+	gw->refused++;
+	gw_log(gw, "refused %s %s: not in --allow (%s)", what,
+	       iwt_addr_format(sa, addr, sizeof(addr)), gw->allow_text);
+	return false;
+}
+
 void gw_conn_retire(struct gw_conn *conn)
 {
 	struct gw *gw = conn->gw;
@@ -320,8 +332,11 @@ static void print_stats(struct gw *gw, const char *what)
 		conn_update_rs(conn);
 		conn_print(gw, conn, state, what);
 	}
-	if (!strcmp(what, "exit"))
+	if (!strcmp(what, "exit")) {
 		conn_print(gw, &gw->total, "closed connections", "total");
+		gw_log(gw, "stats total refused %" PRIu64 " connection(s) not in --allow",
+		       gw->refused);
+	}
 }
 
 static void on_stats(evutil_socket_t fd, short what, void *arg)
@@ -401,6 +416,23 @@ static void usage(FILE *f)
 	      "  -r, --remote ADDR[:PORT]  client: the NFS/RDMA server (port default 20049)\n"
 	      "\n",
 	      f);
+	fputs("Access control (the backend sees the server gateway as its only client):\n"
+	      "      --allow CIDR[,CIDR...]\n"
+	      "                           serve only clients from these addresses: IPv4\n"
+	      "                           or IPv6 prefixes ADDR/LEN, or an address alone\n"
+	      "                           (/32, /128); repeatable, the lists add up;\n"
+	      "                           'any' for every client.  Default 127.0.0.0/8\n"
+	      "                           and ::1: loopback only.  Another client's\n"
+	      "                           connection is closed before any call is served\n"
+	      "                           and logged with its address\n"
+	      "      --no-resvport        server: connect to the backend from an ordinary\n"
+	      "                           port (default: from a reserved port, 665-1023,\n"
+	      "                           when the process may bind one - root or\n"
+	      "                           CAP_NET_BIND_SERVICE - so that the `secure`\n"
+	      "                           export option holds; else an ordinary port, and\n"
+	      "                           the export needs `insecure`)\n"
+	      "\n",
+	      f);
 	fputs("RPC-over-RDMA:\n"
 	      "      --credits N          client: credits (calls in flight) to ask for per\n"
 	      "                           connection; server: most granted, 1-1024\n"
@@ -447,7 +479,8 @@ static void usage(FILE *f)
 	      "  and ignored.)\n"
 	      "\n"
 	      "Examples:\n"
-	      "  iwnfsgw server --listen 0.0.0.0:20049 --backend 127.0.0.1:2049 --stats=10\n"
+	      "  iwnfsgw server --listen 0.0.0.0:20049 --backend 127.0.0.1:2049 \\\n"
+	      "      --allow 192.0.2.0/24,2001:db8::/32 --stats=10\n"
 	      "  mount -t nfs -o rdma,port=20049,vers=3 GATEWAY:/export /mnt\n"
 	      "  iwnfsgw client --listen 127.0.0.1:12049 --remote nfs-server:20049\n"
 	      "  nfs-ls 'nfs://127.0.0.1/export/?version=4&nfsport=12049'\n"
@@ -474,6 +507,7 @@ struct gw_opt_def {
 	int has_arg;			/* no_argument, required_argument, optional_argument */
 	uint64_t min, max;		/* a number's range */
 	unsigned num_flags;		/* IWT_NUM_SUFFIX: K, M and G allowed */
+	struct gw_acl *acl;		/* a list the value's entries are added to */
 	const struct gw_mode_ops *mode; /* the only mode it is for; NULL: both */
 	const char *instead;		/* the other mode's counterpart */
 	const char **str;
@@ -525,9 +559,16 @@ static int opt_take(const struct gw_opt_def *d, const char *arg)
 		(*d->count)++;
 	if (d->str)
 		*d->str = arg;
+	snprintf(opt, sizeof(opt), "--%s", d->name);
+	if (d->acl && arg) {
+		char why[GW_ACL_ERRLEN];
+
+		if (gw_acl_parse(d->acl, arg, why, sizeof(why)))
+			return iwt_bad_arg(GW_PROG, opt, arg, why);
+		return 0;
+	}
 	if (!arg || !(d->u16 || d->u32 || d->i32))
 		return 0;
-	snprintf(opt, sizeof(opt), "--%s", d->name);
 	if (iwt_num_u64(GW_PROG, opt, arg, d->min, d->max, d->num_flags, &v))
 		return -1;
 	if (d->u16)
@@ -544,13 +585,16 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 {
 	const char *listen = NULL, *peer = NULL;
 	struct rpcrdma_config lib;
-	bool bc_set = false;
+	bool bc_set = false, allow_set = false;
 	const struct gw_opt_def defs[] = {
 		{"listen", 'l', required_argument, .str = &listen},
 		{"backend", 'b', required_argument, .mode = &gw_server_mode, .instead = "--remote",
 		 .str = &peer},
 		{"remote", 'r', required_argument, .mode = &gw_client_mode, .instead = "--backend",
 		 .str = &peer},
+		{"allow", 0, required_argument, .acl = &o->allow, .flag = &allow_set},
+		{"no-resvport", 0, no_argument, .mode = &gw_server_mode,
+		 .instead = "no backend TCP connection", .flag = &o->no_resvport},
 		{"credits", 0, required_argument, 1, 1024, 0, .u16 = &o->credits},
 		{"inline", 0, required_argument, 1024, 1 << 20, IWT_NUM_SUFFIX,
 		 .u32 = &o->inline_size},
@@ -581,6 +625,7 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	gw_acl_init(&o->allow);
 	o->credits = 32;
 	o->inline_size = 4096;
 	o->max_record = GW_DEFAULT_MAX_RECORD;
@@ -653,6 +698,9 @@ static int parse_args(int argc, char **argv, struct gw_opts *o)
 		return usage_err("%s mode needs %s ADDR[:PORT]", o->mode->name, o->mode->peer.opt);
 	if (!bc_set)
 		o->bc_credits = o->mode->bc_credits;
+	if (!allow_set)
+		gw_acl_default(&o->allow);
+	o->allow_default = !allow_set;
 	if (parse_side(&o->mode->listen, listen, true, &o->listen) ||
 	    parse_side(&o->mode->peer, peer, false, &o->peer))
 		return IWT_EXIT_USAGE;
@@ -752,6 +800,7 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &gw.o);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	gw_acl_format(&gw.o.allow, gw.allow_text, sizeof(gw.allow_text));
 	/* Every call or reply of 1 MiB is copied through a buffer of that size
 	 * (record, transport, evbuffer).  glibc would mmap or trim each one
 	 * and the next would page-fault its way back in: keep such buffers in
@@ -770,6 +819,9 @@ int main(int argc, char **argv)
 		       gw.o.mode->name, gw.o.mode->listen.what, gw.o.listen.text,
 		       gw.o.mode->peer.what, gw.o.peer.text, gw.o.credits, gw.o.inline_size,
 		       gw.o.rprc ? "on" : "off", gw.o.no_send_inv ? "off" : "on", desc);
+		gw_log(&gw, "%s: clients allowed: %s%s", gw.o.mode->name, gw.allow_text,
+		       gw.o.allow_default ? " (the default, loopback only; --allow for others)"
+					  : " (--allow)");
 		if (gw.o.mode->start(&gw) == 0) {
 			process_round(&gw);
 			if (event_base_dispatch(gw.base) < 0) {

@@ -18,7 +18,13 @@ Checks, each a sentence:
     when the backend connection breaks are sent again (same XID) once it is back;
   * a_record_over_max_record_closes_the_client_connection;
   * each_mode_refuses_the_other_modes_reconnect_budget: --backend-retries is the
-    server's (backend TCP), --rdma-retries the client's (RPC-over-RDMA).
+    server's (backend TCP), --rdma-retries the client's (RPC-over-RDMA);
+  * the_backend_sees_the_gateway_from_a_reserved_port: run as root, the server
+    gateway connects to the backend from a port below 1024 (knfsd's `secure`),
+    and logs it with the real client's address; a reconnect takes the same
+    port again (the server's duplicate request cache keys on it).  Not root:
+    the gateway says at start that the ports are ordinary (check skipped).
+(--allow and --no-resvport: test_gw_access.py.)
 Needs no NFS software.  usage: test_gw_rpc_paths.py IWNFSGW
 Exit status: 0 passed, 1 failed.
 """
@@ -99,15 +105,17 @@ class Backend:
         self.ls.bind(("127.0.0.1", port))
         self.ls.listen(16)
         self.mode, self.seen, self.conns, self.replies = "echo", [], [], []
+        self.peers = []  # (address, port) of each connection accepted
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
         while True:
             try:
-                c, _ = self.ls.accept()
+                c, peer = self.ls.accept()
             except OSError:
                 return
+            self.peers.append(peer)
             self.conns.append(c)
             threading.Thread(target=self._serve, args=(c,), daemon=True).start()
 
@@ -186,6 +194,21 @@ def wait_log(path, text, timeout=10):
     return False
 
 
+def may_bind_reserved():
+    """Whether this process may bind a port below 1024 (root, CAP_NET_BIND_SERVICE),
+    as the gateway finds out: binding one says (a port in use says yes, too)."""
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", 1023))
+        return True
+    except PermissionError:
+        return False
+    except OSError:
+        return True
+    finally:
+        s.close()
+
+
 def refuses(gw, args, line):
     """The gateway exits 2 at once with `line` on stderr."""
     r = subprocess.run([gw] + args, capture_output=True, text=True, timeout=30)
@@ -235,6 +258,7 @@ def main():
             x in got and got[x][4:8] == b"\0\0\0\1" and got[x][24:] == sent[x] for x in sent)
         check("many_calls_in_flight_come_back_with_their_own_xids", ok,
               "%d of 64 replies" % len(got))
+        first_peers = list(be.peers)
 
         # 2. the backend sends a CALL: carried by the backchannel to the client
         be.replies = []
@@ -263,6 +287,26 @@ def main():
               rec is not None and rec[:4] == struct.pack(">I", 0x600D0001)
               and rec[20:24] == b"\0\0\0\0" and seen.count(0x600D0001) >= 2,
               "reply %r, backend saw %s" % (rec[:24] if rec else None, seen))
+
+        # the backend connections came from a reserved port (as root); the last of
+        # the first ones is the calls' (wait_port's probe may have made one before
+        # it), and its reconnect took the same port again
+        peers = list(be.peers)
+        if not may_bind_reserved():
+            print("skip the_backend_sees_the_gateway_from_a_reserved_port: not root (this "
+                  "process may not bind a port below 1024, nor may the gateway)")
+            check("a_gateway_that_may_not_bind_a_reserved_port_says_so",
+                  wait_log(slog, "come from ordinary ports", 5))
+        else:
+            port = first_peers[-1][1] if first_peers else 0
+            with open(slog, errors="replace") as f:
+                text = f.read()
+            check("the_backend_sees_the_gateway_from_a_reserved_port",
+                  first_peers and all(p < 1024 for _, p in peers)
+                  and len(peers) > len(first_peers) and peers[len(first_peers)][1] == port
+                  and ("-> backend 127.0.0.1:%d from 127.0.0.1:%d connected; 1 call(s) sent "
+                       "again" % (BACKEND_PORT, port)) in text,
+                  "backend saw connections from %s" % peers)
 
         # 4. backend gone for good -> SYSTEM_ERR from the gateway
         be.close()
