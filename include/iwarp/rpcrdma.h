@@ -160,6 +160,13 @@ IW_EXPORT struct rpcrdma_listener *rpcrdma_listen(struct rpcrdma_ctx *ctx,
 						  int backlog, rpcrdma_conn_fn on_conn,
 						  rpcrdma_call_fn on_call, void *arg);
 IW_EXPORT void rpcrdma_listener_close(struct rpcrdma_listener *l);
+/* Admission: admit(arg, peer) runs for every connection request before
+ * anything is allocated for it; false refuses it with an MPA Reply with
+ * R = 1 (RFC 5044 §7.1.2), so the peer sees REJECTED and the connection
+ * never comes up.  NULL (the default) admits everyone. */
+typedef bool (*rpcrdma_admit_fn)(void *arg, const struct sockaddr *peer);
+IW_EXPORT void rpcrdma_listener_set_admit(struct rpcrdma_listener *l, rpcrdma_admit_fn admit,
+					  void *arg);
 IW_EXPORT uint16_t rpcrdma_listener_port(const struct rpcrdma_listener *l); /* host order */
 
 /* What was negotiated / observed on a connection. */

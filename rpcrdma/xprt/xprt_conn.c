@@ -358,11 +358,18 @@ static void xconn_accept(struct rpcrdma_listener *l, struct iwcm_id *id, const v
 			 size_t pdlen)
 {
 	struct rpcrdma_ctx *ctx = l->ctx;
-	struct rpcrdma_conn *c = xconn_new(ctx, false);
+	const struct sockaddr *sa = iwcm_get_peer_addr(id);
+	struct rpcrdma_conn *c;
 	struct iwcm_conn_param p;
-	const struct sockaddr *sa;
 	unsigned nrecv;
 
+	/* refused before a buffer, a PD or a QP is made for it */
+	if (l->admit && (!sa || !l->admit(l->admit_arg, sa))) {
+		iwcm_reject(id, NULL, 0);
+		iwcm_destroy_id(id);
+		return;
+	}
+	c = xconn_new(ctx, false);
 	if (!c) {
 		iwcm_reject(id, NULL, 0);
 		iwcm_destroy_id(id);
@@ -373,7 +380,6 @@ static void xconn_accept(struct rpcrdma_listener *l, struct iwcm_id *id, const v
 	c->arg = l->arg;
 	c->id = id;
 	id->context = c;
-	sa = iwcm_get_peer_addr(id);
 	if (sa) {
 		c->peer_len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							: sizeof(struct sockaddr_in);
@@ -640,6 +646,14 @@ void rpcrdma_listener_close(struct rpcrdma_listener *l)
 	iwcm_destroy_id(l->id);
 	iw_list_del(&l->node);
 	free(l);
+}
+
+void rpcrdma_listener_set_admit(struct rpcrdma_listener *l, rpcrdma_admit_fn admit, void *arg)
+{
+	if (!l)
+		return;
+	l->admit = admit;
+	l->admit_arg = arg;
 }
 
 uint16_t rpcrdma_listener_port(const struct rpcrdma_listener *l)

@@ -159,6 +159,8 @@ struct rpcrdma_listener {
 	rpcrdma_conn_fn on_conn;
 	rpcrdma_call_fn on_call;
 	void *arg;
+	rpcrdma_admit_fn admit; /* NULL: everyone */
+	void *admit_arg;
 };
 
 struct rpcrdma_conn {

@@ -42,12 +42,14 @@
  *
  * Access control.  The backend sees one client, the gateway, so its host
  * rules cannot tell the real clients apart: the gateway checks each new
- * connection's address against --allow (gw_allow).  rpcrdma tells a
- * listener of a connection only once it is up (the MPA exchange done, the
- * RFC 8797 private data read), so that is where one from outside the list is
- * closed (server_admit): before any call of it is served and before a
- * backend connection is opened for it.  Its later events and calls (it may
- * have sent some already) come with a NULL arg and are dropped.
+ * connection's address against --allow (gw_allow) at its connection
+ * request: the listener's admission hook (server_admit_peer) refuses it with
+ * an MPA reject before the transport makes a buffer or a QP for it.  The
+ * check is made again when a connection comes up (server_admit), a second
+ * line should the hook ever be bypassed: one from outside the list is then
+ * closed before any call of it is served and before a backend connection is
+ * opened for it, and its later events and calls come with a NULL arg and are
+ * dropped.
  *
  * Reserved port.  knfsd's default `secure` export option wants calls from a
  * source port below 1024 (RFC 1813 / RFC 5531 AUTH_SYS practice: only root
@@ -611,6 +613,12 @@ static bool server_admit(struct gw *gw, struct rpcrdma_conn *rc)
 	return false;
 }
 
+/* The listener's admission (rpcrdma_listener_set_admit): --allow. */
+static bool server_admit_peer(void *arg, const struct sockaddr *peer)
+{
+	return gw_allow(arg, peer, "NFS/RDMA client");
+}
+
 static void on_conn(void *arg, struct rpcrdma_conn *rc, enum rpcrdma_conn_event ev, int status)
 {
 	struct gw *gw = arg;
@@ -787,6 +795,9 @@ static int server_start(struct gw *gw)
 		gw_log(gw, "cannot listen on %s: %s", gw->o.listen.text, strerror(errno));
 		return -1;
 	}
+	/* --allow at the connection request: refused with an MPA reject before
+	 * the transport makes anything for the connection */
+	rpcrdma_listener_set_admit(gw->listener.rdma, server_admit_peer, gw);
 	gw_log(gw, "listening for NFS/RDMA on %s (port %u)", gw->o.listen.text,
 	       rpcrdma_listener_port(gw->listener.rdma));
 	return 0;

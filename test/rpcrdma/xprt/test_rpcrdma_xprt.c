@@ -2069,6 +2069,74 @@ START_TEST(connect_to_a_closed_port_fails_wait_up_and_completes_queued_calls)
 }
 END_TEST
 
+/* rpcrdma_listener_set_admit: the listener's admission hook. */
+static int admit_calls;
+static bool admit_answer;
+static struct sockaddr_storage admit_peer;
+
+static bool admit_fn(void *arg, const struct sockaddr *peer)
+{
+	ck_assert_ptr_eq(arg, &W);
+	admit_calls++;
+	memcpy(&admit_peer, peer,
+	       peer->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					   : sizeof(struct sockaddr_in));
+	return admit_answer;
+}
+
+static bool cond_c_closed(void)
+{
+	return W.c_closed >= 1;
+}
+
+/*
+ * A listener's admission hook sees every connection request with the
+ * peer's address before anything is made for it: refused, the client is
+ * REJECTED at once (an MPA reject, no reconnect: it never was up) and the
+ * server reports nothing; admitted, the connection comes up as usual.
+ */
+START_TEST(the_admission_hook_refuses_a_peer_with_an_mpa_reject)
+{
+	struct rpcrdma_config c, s;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	uint8_t msg[128];
+	size_t n;
+
+	cfgs(&c, &s);
+	memset(&W, 0, sizeof(W));
+	world_listen(&s, AF_INET);
+	admit_calls = 0;
+	admit_answer = false;
+	rpcrdma_listener_set_admit(W.l, admit_fn, &W);
+	W.c = rpcrdma_ctx_create(&c);
+	ck_assert_ptr_nonnull(W.c);
+	sl = th_loopback(AF_INET, W.port, &ss);
+	W.cc = rpcrdma_connect(W.c, (struct sockaddr *)&ss, sl, c_conn, NULL, &W);
+	ck_assert_ptr_nonnull(W.cc);
+	n = tcall(msg, 0xf601, TVERS, 1, "q", 1);
+	ck_assert_int_eq(rpcrdma_call(W.cc, msg, n, NULL, c_reply, &W.r[0], NULL), 0);
+	pump_until(cond_c_closed, DEADLINE_MS);
+	ck_assert_int_eq(admit_calls, 1);
+	ck_assert_int_eq(admit_peer.ss_family, AF_INET);
+	ck_assert_uint_eq(ntohl(((struct sockaddr_in *)&admit_peer)->sin_addr.s_addr),
+			  INADDR_LOOPBACK);
+	ck_assert_int_eq(W.c_up, 0);
+	ck_assert_int_eq(W.s_up, 0);
+	ck_assert_int_eq(W.r[0].done, 1);
+	ck_assert_int_eq(W.r[0].status, IW_ERPC_CONN);
+	/* admitted: as without the hook (the refused client's ctx is replaced) */
+	rpcrdma_ctx_destroy(W.c);
+	W.c = NULL;
+	W.cc = NULL;
+	admit_answer = true;
+	world_connect(&c);
+	ck_assert_int_eq(admit_calls, 2);
+	ck_assert_int_eq(W.c_up, 1);
+	world_down();
+}
+END_TEST
+
 static bool cond_down(void)
 {
 	return W.c_down >= 1;
@@ -2424,6 +2492,7 @@ static Suite *xprt_suite(void)
 		client_answers_a_backchannel_call_with_chunks_with_err_chunk,
 		connect_to_a_closed_port_fails_wait_up_and_completes_queued_calls,
 		client_reconnects_once_the_listener_is_back_on_the_same_port,
+		the_admission_hook_refuses_a_peer_with_an_mpa_reject,
 		peer_without_rfc8797_pdata_gets_1024_octet_inline_and_no_send_inv,
 		calls_waiting_for_a_credit_can_be_cancelled_or_time_out_without_being_sent,
 		client_close_completes_calls_with_shutdown_and_reports_closed_from_process,
