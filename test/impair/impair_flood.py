@@ -43,7 +43,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "interop"))
 sys.path.insert(0, os.path.join(HERE, "..", "iwconform"))
-from iwconform_test import fpdu  # noqa: E402  RFC 5044 §4 FPDU with CRC32c
+sys.path.insert(0, os.path.join(HERE, "..", "helpers"))
+from icf_testlib import fpdu  # noqa: E402  RFC 5044 §4 FPDU with CRC32c
+import procstat  # noqa: E402
 
 LONG = os.environ.get("IMPAIR_LONG") == "1"
 FLOOD_S = 60 if LONG else 10
@@ -55,41 +57,11 @@ SRV_ENV = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")  # see impair_livenes
 failures = []
 results = []
 
-
-def asan_build(exe):
-    """True when exe was built with AddressSanitizer."""
-    try:
-        with open(exe, "rb") as f:
-            return b"__asan_init" in f.read()
-    except OSError:
-        return False
-
-
 def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what, flush=True)
     if not cond:
         failures.append(what)
     return cond
-
-
-def rss_kb(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return -1
-
-
-def nfds(pid):
-    try:
-        return len(os.listdir("/proc/%d/fd" % pid))
-    except OSError:
-        return -1
-
-
 def mpa_request(ird=1, ord_=1):
     """Rev 2 Request, CRC asked for, no Markers, the RFC 6581 IRD/ORD word."""
     return b"MPA ID Req Frame" + bytes([0x50, 2]) + struct.pack(">HHH", 4, ird, ord_)
@@ -162,7 +134,7 @@ def case_listener(a):
         g = subprocess.run(good, capture_output=True, timeout=30)
         check(g.returncode == 0, "flood: a good client before the flood")
         time.sleep(0.3)
-        fd0, rss0 = nfds(srv.pid), rss_kb(srv.pid)
+        fd0, rss0 = procstat.nfds(srv.pid), procstat.rss_kb(srv.pid)
         stop = threading.Event()
         slow = [None] * M_SLOW
         threads = [threading.Thread(target=slow_client, args=(port, 0, slow, i, stop),
@@ -188,8 +160,8 @@ def case_listener(a):
         peak_fd, peak_rss = fd0, rss0
         end = time.monotonic() + FLOOD_S
         while time.monotonic() < end:
-            peak_fd = max(peak_fd, nfds(srv.pid))
-            peak_rss = max(peak_rss, rss_kb(srv.pid))
+            peak_fd = max(peak_fd, procstat.nfds(srv.pid))
+            peak_rss = max(peak_rss, procstat.rss_kb(srv.pid))
             time.sleep(0.05)
         check(peak_fd <= fd0 + 3 + 2,
               "flood: server descriptors %d before, at most %d during the flood (backlog 3: "
@@ -211,7 +183,7 @@ def case_listener(a):
         g = subprocess.run(good, capture_output=True, timeout=30)
         check(g.returncode == 0, "flood: a good client after the flood")
         time.sleep(0.5)
-        fd1 = nfds(srv.pid)
+        fd1 = procstat.nfds(srv.pid)
         check(fd1 == fd0, "flood: server descriptors back to %d (now %d)" % (fd0, fd1))
     finally:
         srv.terminate()
@@ -407,17 +379,17 @@ def case_raw(a):
             raw_run(port, kind, 0.5)
         time.sleep(0.5)
         for kind in ("sends", "reads", "over-ird", "terminate"):
-            rss0 = rss_kb(srv.pid)
-            fd0 = nfds(srv.pid)
+            rss0 = procstat.rss_kb(srv.pid)
+            fd0 = procstat.nfds(srv.pid)
             conns, terms, closes = raw_run(port, kind, FLOOD_S)
             # the last connections may still be closing: a Terminate's sender
             # waits up to close_timeout_ms (2 s) for the peer's FIN
             settle = time.monotonic() + 5
             time.sleep(0.5)
-            while nfds(srv.pid) > fd0 and time.monotonic() < settle:
+            while procstat.nfds(srv.pid) > fd0 and time.monotonic() < settle:
                 time.sleep(0.1)
-            rss1 = rss_kb(srv.pid)
-            fd1 = nfds(srv.pid)
+            rss1 = procstat.rss_kb(srv.pid)
+            fd1 = procstat.nfds(srv.pid)
             results.append("raw %-9s %d s: %d connections, server RSS %d -> %d kB"
                            % (kind, FLOOD_S, conns, rss0, rss1))
             check(srv.poll() is None and rss1 - rss0 <= RSS_BOUND_KB and fd1 == fd0,
@@ -458,7 +430,7 @@ def main():
     ap.add_argument("--only", choices=("listener", "deadline", "raw"))
     a = ap.parse_args()
     global RSS_BOUND_KB
-    if asan_build(a.iwlive):
+    if procstat.asan_build(a.iwlive):
         # AddressSanitizer's quarantine keeps freed memory resident (up to
         # 256 MiB): growth then says nothing about our allocations
         RSS_BOUND_KB = 512 * 1024

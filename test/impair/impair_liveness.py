@@ -43,6 +43,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 import netns  # noqa: E402
+import procstat  # noqa: E402
 
 LONG = os.environ.get("IMPAIR_LONG") == "1"
 REPS = 50 if LONG else 10
@@ -58,41 +59,11 @@ RSS_BOUND_KB = 4096  # growth of a server over all repetitions
 SRV_ENV = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
 failures = []
 
-
-def asan_build(exe):
-    """True when exe was built with AddressSanitizer."""
-    try:
-        with open(exe, "rb") as f:
-            return b"__asan_init" in f.read()
-    except OSError:
-        return False
-
-
 def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what, flush=True)
     if not cond:
         failures.append(what)
     return cond
-
-
-def rss_kb(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return -1
-
-
-def nfds(pid):
-    try:
-        return len(os.listdir("/proc/%d/fd" % pid))
-    except OSError:
-        return -1
-
-
 class Out:
     """A process whose stdout goes to a file of JSON lines (and text)."""
 
@@ -273,7 +244,7 @@ def case_kill_clients(a, rng, wd):
     good = subprocess.run(client_argv(a, port, "close"), timeout=30, capture_output=True)
     check(good.returncode == 0, "kill: a first good client run")
     time.sleep(0.2)
-    fd0, rss0 = nfds(pid), rss_kb(pid)
+    fd0, rss0 = procstat.nfds(pid), procstat.rss_kb(pid)
     # how long a client takes to be established: the MPA window
     t_est = []
     for _ in range(3):
@@ -314,7 +285,7 @@ def case_kill_clients(a, rng, wd):
     check(good.returncode == 0, "kill: the server still serves a good client (exit %d)"
           % good.returncode)
     time.sleep(0.5)
-    fd1, rss1 = nfds(pid), rss_kb(pid)
+    fd1, rss1 = procstat.nfds(pid), procstat.rss_kb(pid)
     check(fd1 == fd0, "kill: server descriptors %d before, %d after" % (fd0, fd1))
     check(rss1 - rss0 <= RSS_BOUND_KB, "kill: server RSS %d kB before, %d kB after (bound +%d)"
           % (rss0, rss1, RSS_BOUND_KB))
@@ -397,7 +368,7 @@ def case_kill_tools(a, rng, wd):
         g = subprocess.run(good, timeout=60, capture_output=True, text=True)
         check(g.returncode == 0, "%s: a first good client" % tool)
         time.sleep(0.3)
-        fd0, rss0 = nfds(pid), rss_kb(pid)
+        fd0, rss0 = procstat.nfds(pid), procstat.rss_kb(pid)
         for i in range(REPS):
             ops = ["--op", rng.choice(("write", "read", "send"))] if tool == "iwperf" else []
             c = Out(cli + ops, workdir=wd, name="tc")
@@ -410,7 +381,7 @@ def case_kill_tools(a, rng, wd):
         check(g.returncode == 0, "%s: after %d killed clients the server still serves a good "
               "client (exit %d %s)" % (tool, REPS, g.returncode, g.stderr.strip()[-200:]))
         time.sleep(0.5)
-        fd1, rss1 = nfds(pid), rss_kb(pid)
+        fd1, rss1 = procstat.nfds(pid), procstat.rss_kb(pid)
         alive = srv.p.poll() is None
         check(alive and fd1 == fd0 and rss1 - rss0 <= RSS_BOUND_KB,
               "%s: server alive %s, descriptors %d -> %d, RSS %d -> %d kB (bound +%d)"
@@ -437,7 +408,7 @@ def case_stop(a, wd):
                  "--size", "1M", "--depth", "16", "--seconds", "120"], workdir=wd, name="stc")
     check(stuck.wait_event("established") is not None, "stop: the reader connected")
     time.sleep(1)
-    rss0 = rss_kb(pid)
+    rss0 = procstat.rss_kb(pid)
     os.kill(stuck.p.pid, signal.SIGSTOP)
     t0 = time.monotonic()
     peak = rss0
@@ -452,10 +423,10 @@ def case_stop(a, wd):
     # the other connection's own buffer (MALLOC_PERTURB_ under meson touches
     # all of it) is gone with it: from here on only the stuck one is there
     time.sleep(0.5)
-    rss1 = rss_kb(pid)
+    rss1 = procstat.rss_kb(pid)
     peak = max(rss0, rss1)
     while time.monotonic() - t0 < (10 if not LONG else 60):
-        peak = max(peak, rss_kb(pid))
+        peak = max(peak, procstat.rss_kb(pid))
         time.sleep(0.2)
     alive = srv.events("end")
     check(peak - rss0 <= RSS_BOUND_KB,
@@ -488,7 +459,7 @@ def main():
     ap.add_argument("--only", choices=("cut", "kill", "stop"))
     a = ap.parse_args()
     global RSS_BOUND_KB
-    if asan_build(a.iwlive):
+    if procstat.asan_build(a.iwlive):
         # AddressSanitizer's quarantine keeps freed memory resident (up to
         # 256 MiB): growth then says nothing about our allocations
         RSS_BOUND_KB = 512 * 1024

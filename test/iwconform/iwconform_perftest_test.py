@@ -28,6 +28,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from icf_testlib import check, failures, free_port  # noqa: E402
+
 SKIP = 77
 PARALLEL = 4
 
@@ -68,22 +71,6 @@ KNOWN = {"ib_write_bw": {}, "ib_read_bw": {}}
 # Cases after which the server must end as after a run.
 CLEAN_END = ("mpa.req.rev2", "ddp.t.write_ok", "rdmap.rreq.zero_len")
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def listening(port):

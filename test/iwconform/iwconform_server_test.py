@@ -35,8 +35,8 @@ import threading
 import time
 
 # CRC32c of the stand-ins' FPDUs: the independent RFC 5044 reader's
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'interop'))
-from mpa_tshark import crc32c  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from icf_testlib import check, failures, fpdu, free_port, parse_json  # noqa: E402
 
 # Cases where our client (iwping over the iwarp stack) deviates, with the
 # reason.  Each is graded pass-lenient.
@@ -81,33 +81,6 @@ VARIANTS = [
       "srv.mpa.rep.markers": "pass-strict", "srv.rdmap.rreq.bounds": "pass-strict"}),
 ]
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def parse(out):
-    rows, summary = [], None
-    for line in out.splitlines():
-        obj = json.loads(line)
-        if "case" in obj:
-            rows.append(obj)
-        else:
-            summary = obj
-    return rows, summary
 
 
 class Loop(threading.Thread):
@@ -154,21 +127,13 @@ def run_server(exe, port, args, client, timeout=150):
     if loop:
         loop.stop.set()
         loop.join(40)
-    rows, summary = parse(out)
+    rows, summary = parse_json(out)
     return p.returncode, rows, summary, err
 
 
 # ---------------------------------------------------------------------------
 # Stand-in clients
 # ---------------------------------------------------------------------------
-
-def fpdu(ulpdu):
-    """RFC 5044 §4: length, ULPDU, PAD, CRC (least significant octet first)."""
-    body = struct.pack(">H", len(ulpdu)) + ulpdu
-    body += b"\0" * ((4 - len(body) % 4) % 4)
-    return body + struct.pack("<I", crc32c(body))
-
-
 def standin(mode):
     """A client that sends rping's Request (rev 2, C, S, IRD = ORD = 1),
     takes whatever comes back as its Reply, sends its info Send and then
@@ -349,7 +314,7 @@ def main():
     p.send_signal(signal.SIGINT)
     try:
         out, _ = p.communicate(timeout=10)
-        rows, summary = parse(out)
+        rows, summary = parse_json(out)
         check(p.returncode == 1 and summary and summary["interrupted"],
               "SIGINT: exit 1, interrupted (rc %d)" % p.returncode)
         check(time.monotonic() - t0 < 3, "SIGINT ends the wait at once")

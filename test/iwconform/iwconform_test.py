@@ -27,9 +27,8 @@ import tempfile
 import threading
 import time
 
-# CRC32c of the stand-in peers' FPDUs: the independent RFC 5044 reader's
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'interop'))
-from mpa_tshark import crc32c  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from icf_testlib import check, failures, fpdu, free_port, parse_json, wait_listen  # noqa: E402,F401
 
 # Cases where our stack deviates from the RFC, with the reason (none now:
 # mpa.fpdu.len_long, a header judged before its FPDU's CRC, is fixed).
@@ -41,59 +40,18 @@ SKIP_OK = {
     "mpa.fpdu.marker_bad": "iwping does not ask for Markers",
 }
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_listen(port, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 def run_iwconform(exe, port, extra, timeout=120):
     cmd = [exe, "-c", "127.0.0.1", "-p", str(port), "--json"] + extra
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    rows = []
-    summary = None
-    for line in p.stdout.splitlines():
-        obj = json.loads(line)
-        if "case" in obj:
-            rows.append(obj)
-        else:
-            summary = obj
+    rows, summary = parse_json(p.stdout)
     return p.returncode, rows, summary, p.stderr
 
 
 # ---------------------------------------------------------------------------
 # Stand-in peers
 # ---------------------------------------------------------------------------
-
-def fpdu(ulpdu):
-    """RFC 5044 §4: length, ULPDU, PAD, CRC (least significant octet first)."""
-    body = struct.pack(">H", len(ulpdu)) + ulpdu
-    body += b"\0" * ((4 - len(body) % 4) % 4)
-    return body + struct.pack("<I", crc32c(body))
-
-
 def recv_exact(c, n):
     b = b""
     while len(b) < n:
