@@ -36,7 +36,7 @@ import time
 
 # CRC32c of the stand-ins' FPDUs: the independent RFC 5044 reader's
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from icf_testlib import check, failures, fpdu, free_port, parse_json  # noqa: E402
+from icf_testlib import check, check_run, failures, fpdu, free_port, parse_json  # noqa: E402
 
 # Cases where our client (iwping over the iwarp stack) deviates, with the
 # reason.  Each is graded pass-lenient.
@@ -214,24 +214,7 @@ def main():
         print("iwping -c in a loop: %d cases in %.1f s, rc %d" %
               (len(rows), time.monotonic() - t0, rc), flush=True)
         check(len(rows) == len(ids), "every case ran (%d of %d)" % (len(rows), len(ids)))
-        bad = False
-        for r in rows:
-            cid, g = r["case"], r["grade"]
-            if cid in KNOWN:
-                print("  known deviation %-28s %s: %s" % (cid, g, r["detail"]))
-                check(g == "pass-lenient", "%s: known deviation still lenient (%s)" % (cid, g))
-                bad = bad or g != "pass-strict"
-            elif cid in SKIP_OK:
-                check(g in ("skipped", "pass-strict"), "%s: %s (%s)" % (cid, g, r["detail"]))
-            else:
-                check(g == "pass-strict", "%s: %s (expected %s, got %s: %s)" %
-                      (cid, g, r["expected"], r["got"], r["detail"]))
-                bad = bad or g != "pass-strict"
-        check(rc == (1 if bad else 0), "exit status %d" % rc)
-        check(summary is not None and summary["cases"] == len(rows), "JSON summary")
-        check(os.path.getsize(os.path.join(pdir, "junit.xml")) > 0, "JUnit report written")
-        pcaps = sorted(f for f in os.listdir(pdir) if f.endswith(".pcap"))
-        check(len(pcaps) == len(rows), "one pcap per case (%d)" % len(pcaps))
+        pcaps = check_run(rc, rows, summary, pdir, KNOWN, SKIP_OK)
         if a.iwdump:
             # the peer is the TCP client: its Request goes to our port
             req = re.compile(r"127\.0\.0\.1:\d+ → 127\.0\.0\.1:%d MPA Request" % port)

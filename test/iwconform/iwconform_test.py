@@ -28,7 +28,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from icf_testlib import check, failures, fpdu, free_port, parse_json, wait_listen  # noqa: E402,F401
+from icf_testlib import check, check_run, failures, fpdu, free_port, parse_json, wait_listen  # noqa: E402,F401
 
 # Cases where our stack deviates from the RFC, with the reason (none now:
 # mpa.fpdu.len_long, a header judged before its FPDU's CRC, is fixed).
@@ -162,24 +162,7 @@ def main():
                                     "--junit", os.path.join(pdir, "junit.xml")])
             print("iwping: %d cases in %.1f s, rc %d" % (len(rows), time.monotonic() - t0, rc))
             check(len(rows) == len(ids), "every case ran (%d of %d)" % (len(rows), len(ids)))
-            bad = False
-            for r in rows:
-                cid, g = r["case"], r["grade"]
-                if cid in KNOWN:
-                    print("  known deviation %-28s %s: %s" % (cid, g, r["detail"]))
-                    check(g == "pass-lenient", "%s: known deviation still lenient (%s)" % (cid, g))
-                    bad = bad or g != "pass-strict"
-                elif cid in SKIP_OK:
-                    check(g in ("skipped", "pass-strict"), "%s: %s" % (cid, g))
-                else:
-                    check(g == "pass-strict", "%s: %s (expected %s, got %s: %s)" %
-                          (cid, g, r["expected"], r["got"], r["detail"]))
-                    bad = bad or g != "pass-strict"
-            check(rc == (1 if bad else 0), "exit status %d" % rc)
-            check(summary is not None and summary["cases"] == len(rows), "JSON summary")
-            check(os.path.getsize(os.path.join(pdir, "junit.xml")) > 0, "JUnit report written")
-            pcaps = sorted(f for f in os.listdir(pdir) if f.endswith(".pcap"))
-            check(len(pcaps) == len(rows), "one pcap per case (%d)" % len(pcaps))
+            pcaps = check_run(rc, rows, summary, pdir, KNOWN, SKIP_OK)
             if a.iwdump:
                 for f in pcaps:
                     q = subprocess.run([a.iwdump, "-r", os.path.join(pdir, f), "--check"],
