@@ -38,7 +38,8 @@ shift || true
 # tools/iwimpair joins, and nstat) and socat (the plain TCP relays that
 # tools/bench/bench_nfs.sh compares the gateways with).
 # libfuse 3: libfuse3-dev (tools/iwnfs-mount is built only with it) and fuse3
-# (fusermount3, which mounts and unmounts it; test/mount).
+# (fusermount3, which mounts and unmounts it; test/mount); fio (the workloads of
+# tools/bench/bench_mount.sh).
 packages=(
     gcc libc6-dev make pkg-config meson ninja-build python3
     check libsubunit-dev
@@ -54,6 +55,7 @@ packages=(
     iproute2
     socat
     libfuse3-dev fuse3
+    fio
 )
 
 missing=()

@@ -15,6 +15,10 @@ everywhere.
         srv.tmp      # gw_lib.sh's scratch directory (logs: ganesha.log, gw-server.log)
         srv.nfs_port, srv.mnt_port, srv.rdma_port
         srv.restart_ganesha()   # SIGKILL and start again (a new write verifier)
+        srv.stop_gateway()      # SIGSTOP iwnfsgw server: connected but silent
+        srv.cont_gateway()      # SIGCONT
+        srv.kill_gateway()      # SIGKILL iwnfsgw server (the NFS/RDMA server "vanishes")
+        srv.start_gateway()     # start it again, same port and options
 
 NfsServer.missing() names what is not installed (None: all there), for a test
 to skip with exit status 77.
@@ -64,11 +68,37 @@ trap gw_cleanup EXIT
 gw_start_nfs >&2 || { echo "FAILED ganesha"; exit 1; }
 gw_start_server "$@" >&2 || { echo "FAILED iwnfsgw"; exit 1; }
 echo "READY $GW_TMP"
+# rpcbind is shared with whatever else runs NFS tests here, and the one that
+# started it stops it when done: ganesha cannot start again without one
+# ("Cannot register NFS V3 on TCP"), so start one first if it is gone
+ensure_rpcbind() {
+    rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && return 0
+    mkdir -p /run/rpcbind
+    "$(command -v rpcbind || echo /usr/sbin/rpcbind)" -f -w >>"$GW_TMP/rpcbind.log" 2>&1 &
+    gw_pids+=($!)
+    for _ in $(seq 1 50); do
+        rpcinfo -p 127.0.0.1 >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    return 1
+}
 while read -r cmd; do
     case $cmd in
     restart-ganesha)
         kill -KILL "$gw_ganesha_pid"; wait "$gw_ganesha_pid" 2>/dev/null
-        if gw_start_ganesha >&2; then echo RESTARTED; else echo "FAILED restart"; fi ;;
+        ensure_rpcbind >&2
+        if gw_start_ganesha >&2 || { sleep 1; ensure_rpcbind >&2 && gw_start_ganesha >&2; }
+        then echo RESTARTED; else echo "FAILED restart"; fi ;;
+    stop-gateway) kill -STOP "$gw_server_pid"; echo STOPPED ;;
+    cont-gateway) kill -CONT "$gw_server_pid"; echo CONTINUED ;;
+    kill-gateway)
+        kill -KILL "$gw_server_pid"; wait "$gw_server_pid" 2>/dev/null; gw_server_pid=
+        echo KILLED ;;
+    start-gateway)
+        # a fresh log, so that gw_start_server waits for this start's line
+        n=1; while [[ -e $GW_TMP/gw-server.log.$n ]]; do n=$((n + 1)); done
+        mv "$GW_TMP/gw-server.log" "$GW_TMP/gw-server.log.$n"
+        if gw_start_server "$@" >&2; then echo STARTED; else echo "FAILED gateway"; fi ;;
     esac
 done
 '''
@@ -106,6 +136,39 @@ done
         line = self.proc.stdout.readline() if r else ""
         if line.strip() != "RESTARTED":
             raise RuntimeError("ganesha did not restart: %s" % (line.strip() or "timeout"))
+
+    def _command(self, cmd, want, timeout):
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        line = self.proc.stdout.readline() if r else ""
+        if line.strip() != want:
+            raise RuntimeError("%s: %s" % (cmd, line.strip() or "timeout"))
+
+    def kill_gateway(self, timeout=30):
+        """SIGKILL `iwnfsgw server`: its connections drop, nothing listens on rdma_port"""
+        self._command("kill-gateway", "KILLED", timeout)
+
+    def stop_gateway(self, timeout=30):
+        """SIGSTOP `iwnfsgw server`: connected, silent (a hung or unreachable server)"""
+        self._command("stop-gateway", "STOPPED", timeout)
+
+    def cont_gateway(self, timeout=30):
+        """SIGCONT after stop_gateway"""
+        self._command("cont-gateway", "CONTINUED", timeout)
+
+    def start_gateway(self, timeout=30):
+        """start `iwnfsgw server` again (after kill_gateway); the old log is gw-server.log.N"""
+        self._command("start-gateway", "STARTED", timeout)
+
+    def gateway_logs(self):
+        """the text of every gw-server.log* (one per start)"""
+        out = []
+        for name in sorted(os.listdir(self.tmp)):
+            if name.startswith("gw-server.log"):
+                with open(os.path.join(self.tmp, name), errors="replace") as f:
+                    out.append(f.read())
+        return "\n".join(out)
 
     def log_tail(self, name, lines=20):
         """the last lines of one of gw_lib.sh's logs ("gw-server.log", "ganesha.log")"""

@@ -26,21 +26,14 @@
 # measures the latency of each 1 MiB round trip through the chain.
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-BUILD=${BUILD:-build}
 SIZE_MB=${SIZE_MB:-256}
 REPEAT=${REPEAT:-3}
 CLIENTS=${CLIENTS:-4}
 EXTRA=("$@")
 
-# shellcheck source=../../test/nfs/gw/gw_lib.sh
-source test/nfs/gw/gw_lib.sh
-GW_IWNFSGW=$BUILD/tools/iwnfsgw
-[[ -x $GW_IWNFSGW ]] || { echo "bench_nfs.sh: $GW_IWNFSGW not found (build first, or set BUILD)" >&2; exit 1; }
-gw_have_tools || { echo "bench_nfs.sh: needs nfs-ganesha, rpcbind, libnfs-utils (tools/setup.sh)" >&2; exit 1; }
-gw_init
-trap gw_cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=nfs_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/nfs_common.sh"
+nb_init bench_nfs.sh # gw_lib.sh, tools, scratch directory, cleanup
 
 command -v socat >/dev/null || { echo "bench_nfs.sh: needs socat (tools/setup.sh)" >&2; exit 1; }
 gw_start_nfs
@@ -69,7 +62,7 @@ gw_make_file "$GW_TMP/src.bin" "$SIZE_MB"
 want=$(gw_sha "$GW_TMP/src.bin")
 n=0
 
-fail() { echo "bench_nfs.sh: $*" >&2; exit 1; }
+fail() { nb_fail "$@"; }
 
 one() { # path(direct|relay|gw) op(write|read): seconds in RES
 	local url t name
@@ -127,7 +120,7 @@ many() { # path op: aggregate seconds of CLIENTS parallel copies of SIZE_MB/CLIE
 	RES=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 }
 
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+median() { nb_median "$@"; }
 
 declare -A res
 names=()

@@ -44,6 +44,7 @@
 #include <fuse_lowlevel.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <malloc.h>
 #include <netdb.h>
 #include <poll.h>
@@ -70,8 +71,9 @@
 
 #define START_TIMEOUT_MS    30000
 #define SHUTDOWN_TIMEOUT_MS 30000
+#define SHUTDOWN_DOWN_MS    10000 /* shutdown gives up on a server unreachable this long */
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, nsignals;
 
 /* ---------------------------------------------------------------------- */
 /* Command line                                                            */
@@ -114,13 +116,18 @@ static void usage(FILE *f)
 	      "  acdirmax=S        ... maximum (default 60)\n"
 	      "  cto, nocto        close-to-open: ACCESS + attributes at every open (default\n"
 	      "                    cto)\n"
-	      "  hard, soft        hard (default): a call waits for its reply; soft: it\n"
-	      "                    fails with ETIMEDOUT after timeo\n"
-	      "  timeo=N           soft timeout in tenths of a second (default 600)\n"
+	      "  hard, soft        hard (default): a call waits for its reply as long as\n"
+	      "                    it takes, the transport reconnecting for ever; soft: a\n"
+	      "                    call without a reply after timeo x (retrans + 1) fails\n"
+	      "                    with EIO\n"
+	      "  timeo=N           one timeout, in tenths of a second (default 600)\n"
+	      "  retrans=N         timeouts before a major one, 0-100 (default 2): then a\n"
+	      "                    soft call fails, a hard mount logs \"not responding\"\n"
 	      "  wbmax=N           write-behind: most octets not yet written or committed,\n"
 	      "                    1M to 1G with K/M/G (default 32M)\n"
-	      "  reconnects=N      transport reconnect attempts after a loss, 0-1000\n"
-	      "                    (default 5)\n"
+	      "  reconnects=N      stop reconnecting after N failed attempts in a row,\n"
+	      "                    0-1000000 (default: never stop); then calls fail with\n"
+	      "                    EIO until one connects again\n"
 	      "  allow_other, default_permissions, ro, rw   passed to FUSE\n"
 	      "  mpa-rev=, crc=, markers=, p2p=, rtr=, ird=, ord=, engine=,\n"
 	      "  first-fpdu-delay=, engine-thread, trace   the iWARP options below\n"
@@ -254,12 +261,16 @@ static int mount_opt(struct mnt_opts *o, char *kv)
 		if (opt_num(kv, val, 1, 36000, 0, &v))
 			return -1;
 		o->timeo_ms = (uint32_t)v * 100;
+	} else if (!strcmp(kv, "retrans")) {
+		if (opt_num(kv, val, 0, 100, 0, &v))
+			return -1;
+		o->retrans = (uint32_t)v;
 	} else if (!strcmp(kv, "wbmax")) {
 		if (opt_num(kv, val, 1 << 20, 1u << 30, IWT_NUM_SUFFIX, &v))
 			return -1;
 		o->wb_max = (uint32_t)v;
 	} else if (!strcmp(kv, "reconnects")) {
-		if (opt_num(kv, val, 0, 1000, 0, &v))
+		if (opt_num(kv, val, 0, 1000000, 0, &v))
 			return -1;
 		o->reconnects = (int)v;
 	} else if (!strcmp(kv, "allow_other") && !val) {
@@ -341,8 +352,9 @@ static int parse_args(int argc, char **argv, struct mnt_opts *o)
 	o->acregmin = 3, o->acregmax = 60, o->acdirmin = 30, o->acdirmax = 60;
 	o->cto = true;
 	o->timeo_ms = 60000;
+	o->retrans = 2;
 	o->wb_max = 32u << 20;
-	o->reconnects = 5;
+	o->reconnects = -1;
 	iwt_opt_init(&o->iw);
 
 	lo[n++] = (struct option){"help", no_argument, NULL, 'h'};
@@ -479,6 +491,8 @@ static int start(struct mnt *m)
 	m->tx = malloc(m->tx_cap);
 	if (!m->tx)
 		return ENOMEM;
+	iw_list_init(&m->calls);
+	iw_list_init(&m->files);
 
 	if (m->o.have_fh) {
 		root = m->o.fh;
@@ -498,7 +512,11 @@ static int start(struct mnt *m)
 	cfg.ulb =
 		&rpcrdma_nfs_ulb; /* RFC 8267: READ data in Write chunks, WRITE data in Read chunks */
 	cfg.cm = &m->o.iw.cm;
-	cfg.reconnects = m->o.reconnects;
+	/* hard and soft alike: reconnect until the server is back (a soft
+	 * call has its own deadline); INT_MAX attempts reconnect_ms apart is
+	 * for ever in practice - rpcrdma has no "for ever" value and no
+	 * backoff (docs/iwnfs-mount.md) */
+	cfg.reconnects = m->o.reconnects < 0 ? INT_MAX : m->o.reconnects;
 	cfg.log = rdma_log;
 	cfg.log_arg = m;
 	m->ctx = rpcrdma_ctx_create(&cfg);
@@ -510,6 +528,7 @@ static int start(struct mnt *m)
 	m->rdma_len = m->o.server_len;
 	iwt_addr_set_port(&m->rdma_sa, m->o.port);
 	iwt_addr_format((struct sockaddr *)&m->rdma_sa, addr, sizeof(addr));
+	snprintf(m->server_str, sizeof(m->server_str), "%s", addr);
 	rc = mnt_connect(m);
 	if (rc || (rc = rpcrdma_conn_wait_up(m->conn, START_TIMEOUT_MS))) {
 		mnt_log("cannot connect to the NFS/RDMA server %s: %s", addr,
@@ -589,12 +608,117 @@ out:
 }
 
 /* ---------------------------------------------------------------------- */
+/* Our mount in this mount namespace                                       */
+/* ---------------------------------------------------------------------- */
+
+/*
+ * `fusermount3 -u` normally ends the loop: the kernel destroys the super
+ * block, aborts the FUSE connection and /dev/fuse reports it.  But a process
+ * that created a mount namespace while we were mounted (`ip netns exec`
+ * does, `unshare -m` too) holds a copy of the mount, which keeps the super
+ * block, and so the connection, alive after the unmount here: /dev/fuse
+ * would never say anything and the process would serve that copy for ever.
+ * So the loop also watches /proc/self/mountinfo (pollable: POLLPRI on every
+ * change of this namespace's mount table, proc(5)) and ends when the mount
+ * it made (by its mount ID) is gone from this namespace.
+ */
+struct mount_watch {
+	int fd;	    /* /proc/self/mountinfo, or -1: not watched */
+	long id;    /* our mount's ID */
+	char *path; /* the mount point, canonical */
+};
+static struct mount_watch watch = {.fd = -1};
+
+/* mountinfo (proc(5)): "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS... - FSTYPE
+ * SOURCE SUPEROPTS", the paths with \ooo escapes.  The ID of the last mount on
+ * `path` of a FUSE type (the one on top), or -1. */
+static long mount_id_of(const char *path, long want_id, bool *present)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL, mp[4096];
+	size_t cap = 0;
+	long found = -1;
+
+	*present = false;
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		long id;
+		char *sep, *q, *end;
+		size_t n = 0;
+
+		id = strtol(line, &end, 10);
+		if (end == line)
+			continue;
+		if (id == want_id)
+			*present = true;
+		/* the mount point is field 5 */
+		q = end;
+		for (int i = 0; i < 3 && q; i++)
+			q = strchr(q + 1, ' ');
+		if (!q)
+			continue;
+		for (q++; *q && *q != ' ' && n < sizeof(mp) - 1; q++) {
+			if (q[0] == '\\' && q[1] >= '0' && q[1] <= '3' && q[2] >= '0' &&
+			    q[2] <= '7' && q[3] >= '0' && q[3] <= '7') {
+				mp[n++] = (char)((q[1] - '0') << 6 | (q[2] - '0') << 3 |
+						 (q[3] - '0'));
+				q += 3;
+			} else {
+				mp[n++] = *q;
+			}
+		}
+		mp[n] = '\0';
+		sep = strstr(q, " - ");
+		if (sep && !strcmp(mp, path) && !strncmp(sep + 3, "fuse", 4))
+			found = id;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+static void watch_start(struct mount_watch *w, const char *mountpoint)
+{
+	bool present;
+
+	w->fd = -1;
+	w->path = realpath(mountpoint, NULL);
+	if (!w->path)
+		return;
+	w->id = mount_id_of(w->path, -1, &present);
+	if (w->id >= 0)
+		w->fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+}
+
+/* true while our mount is still in this namespace */
+static bool watch_present(struct mount_watch *w)
+{
+	bool present;
+
+	if (w->fd < 0)
+		return true;
+	mount_id_of(w->path, w->id, &present);
+	return present;
+}
+
+static void watch_stop(struct mount_watch *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->path);
+	w->fd = -1;
+	w->path = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
 /* The loop                                                                */
 /* ---------------------------------------------------------------------- */
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+	nsignals++;
 }
 
 static void transport_round(struct mnt *m)
@@ -613,11 +737,17 @@ static void loop(struct mnt *m, const sigset_t *waitmask)
 	int ffd = fuse_session_fd(m->se);
 
 	while (!stop_signal && !fuse_session_exited(m->se)) {
-		struct pollfd p[2] = {{.fd = ffd, .events = POLLIN},
-				      {.fd = rpcrdma_ctx_fd(m->ctx), .events = POLLIN}};
-		int t = rpcrdma_ctx_timeout_ms(m->ctx);
-		struct timespec ts = {.tv_sec = t / 1000, .tv_nsec = (long)(t % 1000) * 1000000};
-		int n = ppoll(p, 2, t >= 0 ? &ts : NULL, waitmask);
+		struct pollfd p[3] = {{.fd = ffd, .events = POLLIN},
+				      {.fd = rpcrdma_ctx_fd(m->ctx), .events = POLLIN},
+				      {.fd = watch.fd, .events = POLLPRI}};
+		int t = rpcrdma_ctx_timeout_ms(m->ctx), ht = mnt_health_tick(m);
+		struct timespec ts;
+		int n;
+
+		if (ht >= 0 && (t < 0 || ht < t))
+			t = ht;
+		ts = (struct timespec){.tv_sec = t / 1000, .tv_nsec = (long)(t % 1000) * 1000000};
+		n = ppoll(p, 3, t >= 0 ? &ts : NULL, waitmask);
 
 		if (n < 0 && errno != EINTR) {
 			mnt_log("poll: %s", strerror(errno));
@@ -640,6 +770,12 @@ static void loop(struct mnt *m, const sigset_t *waitmask)
 			}
 		}
 		transport_round(m);
+		if (n > 0 && p[2].revents && !watch_present(&watch)) {
+			mnt_log("%s is no longer mounted here (a copy may live on in another mount "
+				"namespace): stopping",
+				m->o.mountpoint);
+			break;
+		}
 	}
 	free(fbuf.mem);
 }
@@ -657,28 +793,73 @@ static void print_stats(struct mnt *m)
 					      nfs3_procname(p), m->st.calls[p]);
 	mnt_log("stats: calls%s; max in flight %u; read %" PRIu64 " written %" PRIu64
 		" octets; resent %" PRIu64 "; writes held %" PRIu64 "; errors %" PRIu64
-		" transport/decode, %" PRIu64 " NFS",
+		" transport/decode, %" PRIu64 " NFS; outages %" PRIu64 ", soft timeouts %" PRIu64,
 		calls, m->st.max_inflight, m->st.bytes_read, m->st.bytes_written, m->st.resent,
-		m->st.held, m->st.errors, m->st.nfs_errors);
+		m->st.held, m->st.errors, m->st.nfs_errors, m->st.outages, m->st.timeouts);
 	if (m->conn && rpcrdma_conn_stats(m->conn, &rs) == 0)
 		mnt_log("stats: rdma inline %" PRIu64 " read-chunk %" PRIu64 " write-chunk %" PRIu64
 			" reply-chunk %" PRIu64 " octets; credit-waits %" PRIu64
-			" reconnects %" PRIu64,
+			" reconnects %" PRIu64 " retransmitted %" PRIu64,
 			rs.bytes_inline, rs.bytes_read_chunk, rs.bytes_write_chunk,
-			rs.bytes_reply_chunk, rs.credit_waits, rs.reconnects);
+			rs.bytes_reply_chunk, rs.credit_waits, rs.reconnects, rs.retransmitted);
 }
 
-/* Write and commit what write-behind holds; false if data was lost. */
-static bool drain(struct mnt *m)
+/*
+ * Write and commit what write-behind holds; false if data was lost.  The
+ * wait is bounded whatever the mount: SHUTDOWN_TIMEOUT_MS in all (a soft
+ * mount: no longer than its major timeout), SHUTDOWN_DOWN_MS while the
+ * connection is down (the server is gone: nobody will take the data), and a
+ * second signal ends it at once.  Signals are taken in ppoll only, as in
+ * the loop.
+ */
+static bool drain(struct mnt *m, const sigset_t *waitmask)
 {
-	uint64_t deadline = iwt_now_ns() + (uint64_t)SHUTDOWN_TIMEOUT_MS * 1000000u;
+	uint64_t limit = SHUTDOWN_TIMEOUT_MS, down_since = 0;
+	uint64_t deadline;
+	int sig0 = nsignals;
 	bool lost;
 
+	if (m->o.soft && mnt_major_ms(m) + 1000 < limit)
+		limit = mnt_major_ms(m) + 1000;
+	deadline = iwt_now_ns() + limit * 1000000u;
 	mnt_wb_flush_all(m);
-	while (!mnt_wb_all_clean(m) && iwt_ms_until(deadline) > 0)
-		if (rpcrdma_ctx_process(m->ctx, 100) < 0)
+	while (!mnt_wb_all_clean(m)) {
+		struct pollfd p = {.fd = rpcrdma_ctx_fd(m->ctx), .events = POLLIN};
+		int left = iwt_ms_until(deadline), t = rpcrdma_ctx_timeout_ms(m->ctx);
+		struct timespec ts;
+
+		if (left == 0) {
+			mnt_log("shutdown: the server did not take the data within %.1f s",
+				(double)limit / 1e3);
 			break;
+		}
+		if (nsignals != sig0) {
+			mnt_log("shutdown: second signal, not waiting for the server");
+			break;
+		}
+		if (m->up) {
+			down_since = 0;
+		} else if (!down_since) {
+			down_since = iwt_now_ns();
+		} else if (iwt_now_ns() - down_since >= SHUTDOWN_DOWN_MS * 1000000ull) {
+			mnt_log("shutdown: server unreachable for %.0f s, giving up",
+				SHUTDOWN_DOWN_MS / 1e3);
+			m->unreachable = true;
+			break;
+		}
+		if (t < 0 || t > 100)
+			t = 100;
+		if (t > left)
+			t = left;
+		ts = (struct timespec){.tv_sec = 0, .tv_nsec = (long)t * 1000000};
+		if (ppoll(&p, 1, &ts, waitmask) < 0 && errno != EINTR)
+			break;
+		if (rpcrdma_ctx_process(m->ctx, 0) < 0)
+			break;
+	}
 	lost = !mnt_wb_all_clean(m);
+	if (lost && !m->up)
+		m->unreachable = true;
 	for (size_t i = 0; i < m->hash_size; i++)
 		for (struct mnt_node *n = m->hash[i]; n; n = n->hnext)
 			lost |= n->werr != 0;
@@ -793,6 +974,7 @@ int main(int argc, char **argv)
 		free(m.tx);
 		return IWT_EXIT_FAIL;
 	}
+	watch_start(&watch, m.o.mountpoint); /* before detach_stdio's chdir */
 	report(&status_fd, IWT_EXIT_OK);
 	if (!m.o.foreground)
 		detach_stdio();
@@ -800,16 +982,19 @@ int main(int argc, char **argv)
 	loop(&m, &orig);
 	if (stop_signal)
 		mnt_log("%s: unmounting", strsignal(stop_signal));
-	clean = drain(&m);
+	clean = drain(&m, &orig);
 	if (!clean)
 		mnt_log("some written data could not be stored on the server");
 	if (m.o.stats || m.o.verbose)
 		print_stats(&m);
 	fuse_session_unmount(m.se);
-	mnt_umount(&m);
+	if (!m.unreachable)
+		mnt_umount(&m);
 	m.exiting = true;
 	rpcrdma_ctx_destroy(m.ctx); /* outstanding calls complete (IW_ERPC_SHUTDOWN) */
 	fuse_session_destroy(m.se);
+	watch_stop(&watch);
+	mnt_files_fini(&m);
 	mnt_nodes_fini(&m);
 	free(m.tx);
 	mnt_debug(&m, "stopped");

@@ -114,36 +114,117 @@ void mnt_debug(struct mnt *m, const char *fmt, ...)
 /* ---------------------------------------------------------------------- */
 
 struct call_tok {
+	struct iw_list link; /* m->calls, oldest first */
 	struct mnt *m;
 	uint32_t xid, proc, max_count;
+	uint64_t sent_ns;
 	mnt_reply_fn cb;
 	void *arg;
 };
 
+#define MNT_NOTE_FIRST_MS 5000u	  /* first "still trying" line after a loss */
+#define MNT_NOTE_MAX_MS	  300000u /* then doubling, up to every 5 minutes */
+
+uint64_t mnt_major_ms(const struct mnt *m)
+{
+	return (uint64_t)m->o.timeo_ms * (m->o.retrans + 1u);
+}
+
+/*
+ * Connection events.  The transport keeps a lost client connection's calls
+ * and, once it is up again, sends every one that had no reply again with
+ * its XID unchanged (rpcrdma.h), so the server's duplicate request cache can
+ * recognise them (RFC 5531 §9: the XID is how a server tells a
+ * retransmission from a new call).  A hard mount asks the transport to
+ * reconnect for ever (cfg.reconnects = INT_MAX, reconnect_ms apart); a soft
+ * mount too, its calls having their own deadline (mnt_call_send).  Here the
+ * loss and the recovery are logged, and the time spent down, with lines
+ * further apart the longer it lasts (mnt_health_tick).
+ */
 static void on_conn(void *arg, struct rpcrdma_conn *conn, enum rpcrdma_conn_event ev, int status)
 {
 	struct mnt *m = arg;
-
+	struct mnt_health *h = &m->health;
 	switch (ev) {
 	case RPCRDMA_CONN_UP:
 		m->up = true;
-		mnt_debug(m, "connected to the NFS/RDMA server");
+		if (h->down_since) {
+			mnt_log("server %s OK: reconnected after %.1f s; %u call(s) sent again",
+				m->server_str, (double)(iwt_now_ns() - h->down_since) / 1e9,
+				m->inflight);
+			h->down_since = 0;
+		} else {
+			mnt_debug(m, "connected to the NFS/RDMA server");
+		}
 		break;
 	case RPCRDMA_CONN_DOWN:
 		m->up = false;
-		mnt_log("connection to the server lost (%s); reconnecting",
-			rpcrdma_errname(status));
+		m->st.outages++;
+		h->down_since = iwt_now_ns();
+		h->note_every_ms = MNT_NOTE_FIRST_MS;
+		h->next_note = h->down_since + MNT_NOTE_FIRST_MS * 1000000ull;
+		if (m->exiting)
+			break;
+		if (m->o.soft)
+			mnt_log("connection to server %s lost (%s); reconnecting; calls without a "
+				"reply fail after %.1f s (soft)",
+				m->server_str, rpcrdma_errname(status),
+				(double)mnt_major_ms(m) / 1e3);
+		else
+			mnt_log("connection to server %s lost (%s); reconnecting until it is back "
+				"(hard), %u call(s) wait",
+				m->server_str, rpcrdma_errname(status), m->inflight);
 		break;
 	case RPCRDMA_CONN_CLOSED:
 		if (conn == m->conn) {
 			m->conn = NULL;
 			m->up = false;
 			if (!m->exiting)
-				mnt_log("connection to the server closed (%s)",
-					rpcrdma_errname(status));
+				mnt_log("connection to server %s closed (%s); the next call "
+					"connects again",
+					m->server_str, rpcrdma_errname(status));
 		}
 		break;
 	}
+}
+
+int mnt_health_tick(struct mnt *m)
+{
+	struct mnt_health *h = &m->health;
+	uint64_t now = iwt_now_ns(), major_ns = mnt_major_ms(m) * 1000000ull, due = 0;
+	if (m->exiting)
+		return -1;
+	/* the oldest call without a reply, against the major timeout */
+	if (!iw_list_empty(&m->calls)) {
+		struct call_tok *t = iw_container_of(m->calls.next, struct call_tok, link);
+
+		if (now - t->sent_ns >= major_ns) {
+			if (!h->late_since) {
+				h->late_since = now;
+				mnt_log("server %s not responding, %s (a call has waited %.1f s)",
+					m->server_str, m->o.soft ? "timing out" : "still trying",
+					(double)(now - t->sent_ns) / 1e9);
+			}
+		} else {
+			due = t->sent_ns + major_ns;
+		}
+	}
+	if (h->down_since) {
+		if (now >= h->next_note) {
+			mnt_log("server %s still unreachable after %.0f s; %u call(s) %s",
+				m->server_str, (double)(now - h->down_since) / 1e9, m->inflight,
+				m->o.soft ? "waiting out their timeout" : "waiting (hard)");
+			h->note_every_ms *= 2;
+			if (h->note_every_ms > MNT_NOTE_MAX_MS)
+				h->note_every_ms = MNT_NOTE_MAX_MS;
+			h->next_note = now + h->note_every_ms * 1000000ull;
+		}
+		if (!due || h->next_note < due)
+			due = h->next_note;
+	}
+	if (!due)
+		return -1;
+	return due <= now ? 0 : (int)((due - now + 999999) / 1000000);
 }
 
 int mnt_connect(struct mnt *m)
@@ -166,14 +247,34 @@ static void on_rpc_reply(void *arg, int status, const uint8_t *reply, size_t len
 	int rc;
 
 	m->inflight--;
+	iw_list_del(&t->link);
 	if (status < 0) {
 		m->st.errors++;
-		mnt_debug(m, "%s xid %#x failed: %s", nfs3_procname(t->proc), t->xid,
-			  rpcrdma_errname(status));
-		t->cb(m, t->arg, status == IW_ETIMEDOUT ? ETIMEDOUT : EIO, NULL, NULL, NULL, 0);
+		if (status == IW_ETIMEDOUT) {
+			/* soft: the major timeout passed (RFC 1813 says nothing of
+			 * timeouts; EIO is what a soft Linux mount returns) */
+			m->st.timeouts++;
+			if (!m->health.late_since && !m->exiting) {
+				m->health.late_since = iwt_now_ns();
+				mnt_log("server %s not responding, timing out", m->server_str);
+			}
+			if (m->o.verbose >= 1 || m->st.timeouts == 1)
+				mnt_log("%s xid %#x: no reply after %.1f s: EIO (soft)",
+					nfs3_procname(t->proc), t->xid,
+					(double)mnt_major_ms(m) / 1e3);
+		} else {
+			mnt_debug(m, "%s xid %#x failed: %s", nfs3_procname(t->proc), t->xid,
+				  rpcrdma_errname(status));
+		}
+		t->cb(m, t->arg, EIO, NULL, NULL, NULL, 0);
 		free(t);
 		return;
 	}
+	if (m->health.late_since && !m->exiting) {
+		mnt_log("server %s OK: replies again after %.1f s", m->server_str,
+			(double)(iwt_now_ns() - m->health.late_since) / 1e9);
+	}
+	m->health.late_since = 0;
 	rc = rpc_check_reply(reply, len, t->xid, &off, &why);
 	if (rc == 0) {
 		iw_cursor_init(&c, reply + off, len - off);
@@ -229,14 +330,20 @@ int mnt_call_send(struct mnt *m, struct iw_cursor *c, uint32_t proc, uint32_t ma
 	t->max_count = max_count;
 	t->cb = cb;
 	t->arg = arg;
+	t->sent_ns = iwt_now_ns();
+	/* soft: the transport completes the call with IW_ETIMEDOUT after the
+	 * major timeout, wherever it is (waiting for a credit, for a
+	 * reconnection, or for its reply); hard: no deadline at all */
 	if (m->o.soft)
-		opts.timeout_ms = m->o.timeo_ms;
+		opts.timeout_ms =
+			(uint32_t)(mnt_major_ms(m) > UINT32_MAX ? UINT32_MAX : mnt_major_ms(m));
 	rc = rpcrdma_call(m->conn, m->tx, c->off, &opts, on_rpc_reply, t, NULL);
 	if (rc) {
 		free(t);
 		mnt_debug(m, "%s: cannot send: %s", nfs3_procname(proc), rpcrdma_errname(rc));
 		return rc == IW_ENOMEM ? ENOMEM : rc == IW_ERPC_TOOBIG ? EMSGSIZE : EIO;
 	}
+	iw_list_add_tail(&m->calls, &t->link);
 	if (proc < NFS3_NPROC)
 		m->st.calls[proc]++;
 	if (++m->inflight > m->st.max_inflight)
@@ -840,6 +947,31 @@ static bool wait_met(const struct mnt_node *n, enum mnt_wait cond)
 	return cond == MNT_WAIT_DRAIN || (!n->w_unstable && !n->commit_busy);
 }
 
+/*
+ * Over wb_max: COMMIT every file that holds unstable data, so that the
+ * octets held can go.  Without it, several files each under half of wb_max
+ * (the per-file trigger) could hold all of it between them, with nothing in
+ * flight whose reply would free any: every writer would wait for ever (seen
+ * with 4 fio jobs).  The Linux client commits under memory pressure the same
+ * way (RFC 1813 §3.3.21 leaves when to COMMIT to the client).
+ */
+static void wb_relieve(struct mnt *m)
+{
+	if (mnt_wb_room(m))
+		return;
+	for (size_t i = 0; i < m->hash_size; i++) {
+		struct mnt_node *n = m->hash[i], *next;
+
+		for (; n; n = next) {
+			mnt_node_hold(n);
+			if (!n->commit_busy && n->w_unstable && wb_unstable_bytes(n))
+				wb_commit(m, n);
+			next = n->hnext;
+			mnt_node_put(m, n);
+		}
+	}
+}
+
 /* Start a COMMIT when one is due; run the waiters whose state is reached. */
 static void wb_kick(struct mnt *m, struct mnt_node *n)
 {
@@ -853,6 +985,7 @@ static void wb_kick(struct mnt *m, struct mnt_node *n)
 	    ((want_clean && !mnt_wb_busy(n)) || wb_unstable_bytes(n) >= m->o.wb_max / 2))
 		wb_commit(m, n);
 	mnt_node_hold(n);
+	wb_relieve(m);
 again:
 	for (l = n->waiters.next; l != &n->waiters; l = l->next) {
 		struct mnt_waiter *w = iw_container_of(l, struct mnt_waiter, link);
@@ -922,6 +1055,7 @@ void mnt_wb_hold(struct mnt *m, void *req, size_t size)
 	h->size = size;
 	iw_list_add_tail(&m->held, &h->link);
 	m->st.held++;
+	wb_relieve(m);
 }
 
 void *mnt_wb_unhold(struct mnt *m, size_t *size)

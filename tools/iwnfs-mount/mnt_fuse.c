@@ -14,7 +14,8 @@
  * truncation, flush and fsync for CLEAN (everything committed).
  *
  * Names: RFC 1813 §3.3 for the procedures; NFS3ERR_* become errno values
- * (nfs3_errno); a call the transport fails becomes EIO (ETIMEDOUT for soft).
+ * (nfs3_errno); a call the transport fails becomes EIO (so does a soft call
+ * past its major timeout).
  */
 #define FUSE_USE_VERSION 34
 #include <errno.h>
@@ -144,6 +145,34 @@ static bool name_ok(struct mnt *m, fuse_req_t req, const char *name)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Open files (fi->fh)                                                     */
+/* ---------------------------------------------------------------------- */
+
+static struct mnt_file *file_new(struct mnt *m)
+{
+	struct mnt_file *f = calloc(1, sizeof(*f));
+
+	if (f)
+		iw_list_add_tail(&m->files, &f->link);
+	return f;
+}
+
+static void file_free(struct mnt_file *f)
+{
+	if (!f)
+		return;
+	iw_list_del(&f->link);
+	free(f->rd_buf);
+	free(f);
+}
+
+void mnt_files_fini(struct mnt *m)
+{
+	while (m->files.next && !iw_list_empty(&m->files))
+		file_free(iw_container_of(m->files.next, struct mnt_file, link));
+}
+
+/* ---------------------------------------------------------------------- */
 /* Attributes and entries                                                  */
 /* ---------------------------------------------------------------------- */
 
@@ -167,7 +196,7 @@ static void reply_entry(struct op *op, struct mnt_node *n)
 	e.attr_timeout = mnt_attr_timeout(op->m, n);
 	e.entry_timeout = op->dir ? mnt_attr_timeout(op->m, op->dir) : e.attr_timeout;
 	if (op->create) {
-		struct mnt_file *f = calloc(1, sizeof(*f));
+		struct mnt_file *f = file_new(op->m);
 
 		if (!f) {
 			op_err(op, ENOMEM);
@@ -178,7 +207,7 @@ static void reply_entry(struct op *op, struct mnt_node *n)
 		n->nlookup++;
 		rc = fuse_reply_create(op->req, &e, &op->fi);
 		if (rc)
-			free(f);
+			file_free(f);
 	} else {
 		n->nlookup++;
 		rc = fuse_reply_entry(op->req, &e);
@@ -700,7 +729,7 @@ static void on_access(struct mnt *m, void *arg, int err, struct nfs3_res *r, str
 		op_err(op, 0);
 		return;
 	}
-	f = calloc(1, sizeof(*f)); /* open(2) */
+	f = file_new(op->m); /* open(2) */
 	if (!f) {
 		op_err(op, ENOMEM);
 		return;
@@ -708,7 +737,7 @@ static void on_access(struct mnt *m, void *arg, int err, struct nfs3_res *r, str
 	f->cred = op->cred;
 	op->fi.fh = (uint64_t)(uintptr_t)f;
 	if (fuse_reply_open(op->req, &op->fi))
-		free(f);
+		file_free(f);
 	op_free(op);
 }
 
@@ -747,7 +776,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		send_access(op, acc == O_RDONLY ? R_OK : acc == O_WRONLY ? W_OK : R_OK | W_OK);
 		return;
 	}
-	f = calloc(1, sizeof(*f));
+	f = file_new(m);
 	if (!f) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -755,7 +784,7 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	mnt_req_cred(m, req, &f->cred);
 	fi->fh = (uint64_t)(uintptr_t)f;
 	if (fuse_reply_open(req, fi))
-		free(f);
+		file_free(f);
 }
 
 static struct mnt_file *file_of(struct fuse_file_info *fi)
@@ -906,7 +935,7 @@ static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	free(file_of(fi));
+	file_free(file_of(fi));
 	fuse_reply_err(req, 0);
 }
 
@@ -916,7 +945,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct mnt_file *f = calloc(1, sizeof(*f));
+	struct mnt_file *f = file_new(mnt_of(req));
 
 	if (!f) {
 		fuse_reply_err(req, ENOMEM);
@@ -925,15 +954,12 @@ static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	mnt_req_cred(mnt_of(req), req, &f->cred);
 	fi->fh = (uint64_t)(uintptr_t)f;
 	if (fuse_reply_open(req, fi))
-		free(f);
+		file_free(f);
 }
 
 static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct mnt_file *f = file_of(fi);
-
-	free(f->rd_buf);
-	free(f);
+	file_free(file_of(fi));
 	fuse_reply_err(req, 0);
 }
 

@@ -54,10 +54,11 @@ struct mnt_opts {
 	uint32_t inline_size;
 	double acregmin, acregmax, acdirmin, acdirmax; /* seconds; all 0 = noac */
 	bool cto;				       /* close-to-open: revalidate on open */
-	bool soft;
-	uint32_t timeo_ms; /* soft: a call fails after this */
+	bool soft;	   /* soft: a call fails with EIO after timeo x (retrans + 1) */
+	uint32_t timeo_ms; /* timeo=: one timeout (a minor one, in Linux's words) */
+	uint32_t retrans;  /* retrans=: timeouts before a major one */
 	uint32_t wb_max;   /* write-behind: octets not yet written or committed */
-	int reconnects;	   /* transport reconnect attempts */
+	int reconnects;	   /* transport reconnect attempts; -1: for ever (default) */
 	bool foreground;   /* -f */
 	int verbose;	   /* -v, -d */
 	bool debug_fuse;   /* -d: libfuse's own request log too */
@@ -100,6 +101,7 @@ typedef void (*mnt_wait_fn)(struct mnt_node *n, void *arg);
 /* A FUSE file handle (fi->fh): the opener's credentials, used for the
  * file's READ, WRITE and COMMIT; for a directory, the READDIRPLUS state. */
 struct mnt_file {
+	struct iw_list link; /* m->files: freed at exit if the kernel never released it */
 	struct nfs_cred cred;
 	/* directories: the last READDIRPLUS reply, served across FUSE calls */
 	uint8_t verf[NFS3_VERFSIZE];
@@ -117,6 +119,17 @@ struct mnt_stats {
 	uint64_t resent;       /* writes sent again after a verifier change */
 	uint64_t held;	       /* FUSE writes answered late (write-behind full) */
 	unsigned max_inflight; /* most calls outstanding at once */
+	uint64_t timeouts;     /* soft calls failed after the major timeout */
+	uint64_t outages;      /* connection losses */
+};
+
+/* The server's health as the client sees it (logged as it changes, the way
+ * the Linux client logs "not responding, still trying" and "OK"). */
+struct mnt_health {
+	uint64_t down_since;	/* ns: the connection went down (0: it is up) */
+	uint64_t late_since;	/* ns: a call passed the major timeout (0: none) */
+	uint64_t next_note;	/* ns: when to log "still ..." again */
+	uint64_t note_every_ms; /* doubles, up to MNT_NOTE_MAX_MS */
 };
 
 struct mnt {
@@ -124,8 +137,13 @@ struct mnt {
 	struct rpcrdma_ctx *ctx;
 	struct rpcrdma_conn *conn; /* NULL: not connected (a call reconnects) */
 	bool up;
+	struct iw_list calls; /* outstanding calls (struct call_tok), oldest first */
+	struct iw_list files; /* open files and directories (struct mnt_file) */
+	struct mnt_health health;
+	bool unreachable; /* shutdown gave up on the server: no UMNT either */
 	struct sockaddr_storage rdma_sa;
 	socklen_t rdma_len;
+	char server_str[80]; /* rdma_sa as text, for the log */
 	struct fuse_session *se;
 	char machine[256]; /* AUTH_SYS machinename */
 	uint32_t xid;
@@ -172,6 +190,11 @@ int mnt_call_send(struct mnt *m, struct iw_cursor *c, uint32_t proc, uint32_t ma
 		  mnt_reply_fn cb, void *arg);
 /* Run the transport until *done or timeout_ms; 0 or an errno. */
 int mnt_run_until(struct mnt *m, const bool *done, int timeout_ms);
+/* The major timeout (ms): timeo x (retrans + 1); a soft call fails after it. */
+uint64_t mnt_major_ms(const struct mnt *m);
+/* Check the server's health, log changes; ms until the next check is due
+ * (-1: none).  Called from the poll loop. */
+int mnt_health_tick(struct mnt *m);
 
 /* Nodes */
 int mnt_nodes_init(struct mnt *m, const struct nfs_fh *root_fh);
@@ -215,6 +238,8 @@ void mnt_umount(struct mnt *m);
 
 /* ---- mnt_fuse.c ---- */
 extern const struct fuse_lowlevel_ops mnt_fuse_ops;
+/* Free the file handles the kernel still holds (exit: no RELEASE comes). */
+void mnt_files_fini(struct mnt *m);
 /* Answer held writes while there is room again. */
 void mnt_fuse_release_held(struct mnt *m);
 /* The caller's AUTH_SYS credentials of a FUSE request (void *: fuse_req_t). */
