@@ -21,6 +21,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -52,22 +54,68 @@ static struct mnt *mnt_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+/*
+ * The supplementary groups of the calling thread, from the "Groups:" line of
+ * /proc/PID/status (proc(5)), at most `max` of them; the count, 0 when the
+ * file cannot be read.  Our own reader rather than fuse_req_getgroups():
+ * libfuse 3.14's runs strstr over a buffer it may not have NUL-terminated
+ * (AddressSanitizer with strict_string_checks reports it).
+ */
+static unsigned proc_groups(pid_t pid, uint32_t *out, unsigned max)
+{
+	char path[64], buf[8192];
+	size_t len = 0;
+	unsigned n = 0;
+	const char *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + len, sizeof(buf) - 1 - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		if (len == sizeof(buf) - 1)
+			break; /* "Groups:" comes early in the file */
+	}
+	close(fd);
+	buf[len] = '\0';
+	p = strstr(buf, "\nGroups:");
+	if (!p)
+		return 0;
+	p += strlen("\nGroups:");
+	while (n < max) {
+		char *end;
+		unsigned long g;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		g = strtoul(p, &end, 10);
+		if (end == p || g > UINT32_MAX)
+			break;
+		out[n++] = (uint32_t)g;
+		p = end;
+	}
+	return n;
+}
+
 void mnt_req_cred(struct mnt *m, void *r, struct nfs_cred *cred)
 {
 	fuse_req_t req = r;
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	gid_t groups[RPC_AUTH_NGROUPS];
-	int n;
 
 	memset(cred, 0, sizeof(*cred));
 	cred->uid = ctx->uid;
 	cred->gid = ctx->gid;
-	n = ctx->pid ? fuse_req_getgroups(req, RPC_AUTH_NGROUPS, groups) : -1;
-	if (n > (int)RPC_AUTH_NGROUPS)
-		n = RPC_AUTH_NGROUPS;
-	for (int i = 0; i < n; i++)
-		cred->groups[i] = groups[i];
-	cred->ngroups = n > 0 ? (uint32_t)n : 0;
+	cred->ngroups = ctx->pid ? proc_groups(ctx->pid, cred->groups, RPC_AUTH_NGROUPS) : 0;
 }
 
 static struct op *op_new(fuse_req_t req, struct mnt_node *node, struct mnt_node *dir,
