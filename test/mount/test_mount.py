@@ -72,6 +72,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 from nfs_server import NfsServer  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "interop"))
+from mpa_tshark import crc32c  # noqa: E402  the independent RFC 5044 reader's
+
 NFS_PORT = int(os.environ.get("MOUNT_TEST_NFS_PORT", "20690"))  # MOUNT is +1
 RDMA_PORT = int(os.environ.get("MOUNT_TEST_RDMA_PORT", "20649"))
 BIG_MB = int(os.environ.get("MOUNT_BIG_MB", "64"))
@@ -818,26 +821,6 @@ def start_capture(port, path, logpath):
     with open(logpath, errors="replace") as f:
         print("     (tshark cannot capture on lo: %s)" % f.read().strip()[-200:])
     return None
-
-
-def _crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-CRC32C = _crc32c_table()
-
-
-def crc32c(b):
-    c = 0xFFFFFFFF
-    for x in b:
-        c = CRC32C[(c ^ x) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
 
 
 def mpa_walk(pcap, port):

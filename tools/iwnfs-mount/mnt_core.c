@@ -66,35 +66,19 @@
 
 #include "iwt_addr.h"
 #include "iwt_clock.h"
+#include "iwt_err.h"
 #include "mnt_int.h"
 
 /* ---------------------------------------------------------------------- */
 /* Logging                                                                 */
 /* ---------------------------------------------------------------------- */
 
-static void vlog_line(const char *fmt, va_list ap)
-{
-	char buf[1024];
-	struct timespec ts;
-	struct tm tm;
-	int n;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%03ld %s: ", tm.tm_hour, tm.tm_min,
-		     tm.tm_sec, ts.tv_nsec / 1000000, MNT_PROG);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		n = 0;
-	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
-	fprintf(stderr, "%s\n", buf);
-}
-
 void mnt_log(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog_line(fmt, ap);
+	iwt_vlog_stamped(MNT_PROG, fmt, ap);
 	va_end(ap);
 }
 
@@ -105,7 +89,7 @@ void mnt_debug(struct mnt *m, const char *fmt, ...)
 	if (m->o.verbose < 1)
 		return;
 	va_start(ap, fmt);
-	vlog_line(fmt, ap);
+	iwt_vlog_stamped(MNT_PROG, fmt, ap);
 	va_end(ap);
 }
 

@@ -77,30 +77,13 @@
 /* Logging                                                                 */
 /* ---------------------------------------------------------------------- */
 
-static void vlog_line(const char *fmt, va_list ap)
-{
-	char buf[1024];
-	struct timespec ts;
-	struct tm tm;
-	int n;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%03ld %s: ", tm.tm_hour, tm.tm_min,
-		     tm.tm_sec, ts.tv_nsec / 1000000, GW_PROG);
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		n = 0;
-	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
-	fprintf(stderr, "%s\n", buf);
-}
-
 void gw_log(struct gw *gw, const char *fmt, ...)
 {
 	va_list ap;
 
 	(void)gw;
 	va_start(ap, fmt);
-	vlog_line(fmt, ap);
+	iwt_vlog_stamped(GW_PROG, fmt, ap);
 	va_end(ap);
 }
 
@@ -111,7 +94,7 @@ void gw_debug(struct gw *gw, const char *fmt, ...)
 	if (!gw || gw->o.verbose < 1)
 		return;
 	va_start(ap, fmt);
-	vlog_line(fmt, ap);
+	iwt_vlog_stamped(GW_PROG, fmt, ap);
 	va_end(ap);
 }
 

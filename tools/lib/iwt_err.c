@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
 
 int iwt_bad_arg(const char *prog, const char *opt, const char *val, const char *why)
 {
@@ -49,4 +50,21 @@ const char *iwt_log_level_name(enum iw_log_level level)
 	static const char *const names[] = {"error", "warning", "info", "debug", "trace"};
 
 	return (unsigned)level < sizeof(names) / sizeof(names[0]) ? names[level] : "log";
+}
+
+void iwt_vlog_stamped(const char *prog, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	struct timespec ts;
+	struct tm tm;
+	int n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = snprintf(buf, sizeof(buf), "%02d:%02d:%02d.%03ld %s: ", tm.tm_hour, tm.tm_min,
+		     tm.tm_sec, ts.tv_nsec / 1000000, prog);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		n = 0;
+	vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	fprintf(stderr, "%s\n", buf);
 }

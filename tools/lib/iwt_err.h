@@ -12,6 +12,8 @@
 #ifndef IWARP_TOOLS_IWT_ERR_H
 #define IWARP_TOOLS_IWT_ERR_H
 
+#include <stdarg.h>
+
 #include "iw_log.h"
 
 enum iwt_exit {
@@ -22,6 +24,11 @@ enum iwt_exit {
 
 /* "PROG: invalid value 'VAL' for OPT: WHY" on stderr; returns -1. */
 int iwt_bad_arg(const char *prog, const char *opt, const char *val, const char *why);
+
+/* "HH:MM:SS.mmm PROG: MESSAGE" (UTC) on stderr, one line written at once:
+ * the log line of the long-running tools (iwnfsgw, iwnfs-mount). */
+void iwt_vlog_stamped(const char *prog, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /* "PROG: MESSAGE" on stderr, one line written at once. */
 void iwt_msg(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
