@@ -173,6 +173,20 @@ static void op_send(struct op *op, struct iw_cursor *c, uint32_t proc, uint32_t 
 		op_err(op, rc);
 }
 
+/* A call whose arguments are the node's file handle alone (READLINK, FSSTAT). */
+static void fh_call(fuse_req_t req, fuse_ino_t ino, uint32_t proc, mnt_reply_fn cb)
+{
+	struct mnt *m = mnt_of(req);
+	struct op *op = op_new(req, mnt_node_of(m, ino), NULL, NULL);
+	struct iw_cursor cur, *c;
+
+	if (!op)
+		return;
+	c = mnt_call_start(m, &cur, proc, &op->cred);
+	xw_fh(c, &op->node->fh);
+	op_send(op, c, proc, 0, cb);
+}
+
 static void dir_attr(struct mnt *m, struct mnt_node *dir, bool has, const struct nfs_fattr *a)
 {
 	if (!dir)
@@ -505,15 +519,7 @@ static void on_readlink(struct mnt *m, void *arg, int err, struct nfs3_res *r, s
 
 static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
 {
-	struct mnt *m = mnt_of(req);
-	struct op *op = op_new(req, mnt_node_of(m, ino), NULL, NULL);
-	struct iw_cursor cur, *c;
-
-	if (!op)
-		return;
-	c = mnt_call_start(m, &cur, NFS3_READLINK, &op->cred);
-	xw_fh(c, &op->node->fh);
-	op_send(op, c, NFS3_READLINK, 0, on_readlink);
+	fh_call(req, ino, NFS3_READLINK, on_readlink);
 }
 
 /* CREATE, MKDIR, SYMLINK, MKNOD: the same result (RFC 1813 §3.3.8-11) */
@@ -1228,15 +1234,7 @@ static void on_fsstat(struct mnt *m, void *arg, int err, struct nfs3_res *r, str
 
 static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	struct mnt *m = mnt_of(req);
-	struct op *op = op_new(req, mnt_node_of(m, ino), NULL, NULL);
-	struct iw_cursor cur, *c;
-
-	if (!op)
-		return;
-	c = mnt_call_start(m, &cur, NFS3_FSSTAT, &op->cred);
-	xw_fh(c, &op->node->fh);
-	op_send(op, c, NFS3_FSSTAT, 0, on_fsstat);
+	fh_call(req, ino, NFS3_FSSTAT, on_fsstat);
 }
 
 static void ll_init(void *userdata, struct fuse_conn_info *conn)
