@@ -497,6 +497,14 @@ def _down(net):
     net.down_done = True
 
 
+def leftover():
+    """Namespaces of this process that still exist (after netns_down_all,
+    there should be none)."""
+    left = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True).stdout
+    return [ln.split()[0] for ln in left.splitlines()
+            if ln.startswith("%s%d-" % (PREFIX, os.getpid()))]
+
+
 def netns_down_all():
     """netns_down of every Net still up (atexit does this)."""
     for net in list(_live):

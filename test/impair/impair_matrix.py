@@ -777,9 +777,7 @@ def main():
     finally:
         netns.netns_down_all()
 
-    left = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True).stdout
-    ours = [ln.split()[0] for ln in left.splitlines()
-            if ln.startswith("%s%d-" % (netns.PREFIX, os.getpid()))]
+    ours = netns.leftover()
     if ours:
         bad.append("namespaces of ours left behind: %s" % " ".join(ours))
     print()

@@ -246,9 +246,7 @@ def main():
     finally:
         netns.netns_down_all()
 
-    left = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True).stdout
-    ours = [line.split()[0] for line in left.splitlines()
-            if line.startswith("%s%d-" % (netns.PREFIX, os.getpid()))]
+    ours = netns.leftover()
     check("cleanup", not ours, "no namespace of ours left (%s)" % (" ".join(ours) or "none"))
     print("total %.1f s, seed %d" % (time.monotonic() - t_start, args.seed))
     if bad:
