@@ -142,7 +142,10 @@ struct iwcm_id_int {
 	bool orphan;	      /* passive id refused before the program saw it */
 	int events_unacked;
 	int queued; /* events on the channel's queue naming it (as id or listen_id) */
-	uint8_t *rxbuf;
+	/* The receive buffer of this connection alone (rxcap octets), or NULL
+	 * while it reads into the context's shared one (rx_buffer()); rxcur is
+	 * the one the engine's next recv fills. */
+	uint8_t *rxbuf, *rxcur;
 	size_t rxcap;
 	struct mpa_setup *mpa;
 	struct iwv_qp *qp; /* attached QP: we are its link (iwv_qp_link.h) */
@@ -689,6 +692,58 @@ static void conn_after(struct iwcm_id_int *id)
 	}
 }
 
+static void conn_lost(struct iwcm_id_int *id, ssize_t n);
+
+/*
+ * Receive buffers.  With an engine that uses the buffer it is given only for
+ * the recv() it was asked for and the rx callback right after it (epoll:
+ * iwv_engine_rx_lent() false), every connection of a context reads into the
+ * context's one shared buffer (rx_buf_size octets): ep_rx frames, checks and
+ * places the octets, or copies what it keeps (a partial header, a Read
+ * Request, a Terminate) into the connection's state, before it returns.  So
+ * an idle connection holds no receive memory, and 4,096 busy ones touch one
+ * buffer, not 4,096.  A connection has a buffer of its own only while it
+ * must keep octets the QP did not take (receiver not ready: rx_hold copies
+ * them out), for a read started while another connection's octets are being
+ * processed (a posted receive resumes a held stream), and always with
+ * io_uring, whose recv keeps its buffer while in flight.
+ */
+static uint8_t *rx_own_alloc(struct iwcm_id_int *id)
+{
+	id->rxbuf = malloc(id->ctx->attr.rx_buf_size);
+	id->rxcap = id->rxbuf ? id->ctx->attr.rx_buf_size : 0;
+	return id->rxbuf;
+}
+
+/* The buffer the next recv of id fills ((NULL, 0) without memory). */
+static uint8_t *rx_buffer(struct iwcm_id_int *id, size_t *len)
+{
+	struct iwv_ctx *ctx = id->ctx;
+
+	if (!id->rxbuf && !iwv_engine_rx_lent(ctx->eng) && !ctx->rx_shared_busy) {
+		if (!ctx->rx_shared)
+			ctx->rx_shared = malloc(ctx->attr.rx_buf_size);
+		if (ctx->rx_shared) {
+			*len = ctx->attr.rx_buf_size;
+			return ctx->rx_shared;
+		}
+	}
+	if (!id->rxbuf)
+		rx_own_alloc(id);
+	*len = id->rxcap;
+	return id->rxbuf;
+}
+
+/* The connection's own buffer goes once it keeps nothing (not with io_uring). */
+static void rx_private_drop(struct iwcm_id_int *id)
+{
+	if (!id->rxbuf || id->held || iwv_engine_rx_lent(id->ctx->eng))
+		return;
+	free(id->rxbuf);
+	id->rxbuf = NULL;
+	id->rxcap = 0;
+}
+
 /*
  * Receiver not ready: the QP stopped at a message that found no receive
  * (rdmap_qp_rx_held).  Keep the octets it did not take (at buf, inside
@@ -697,6 +752,22 @@ static void conn_after(struct iwcm_id_int *id)
  */
 static void rx_hold(struct iwcm_id_int *id, const uint8_t *buf, size_t n)
 {
+	if (!id->rxbuf || buf < id->rxbuf || buf >= id->rxbuf + id->rxcap) {
+		/* in the context's shared buffer, which the next read of any
+		 * connection overwrites: the octets move to a buffer of ours */
+		uint8_t *own = malloc(n ? n : 1);
+
+		if (!own) {
+			trace(id, "no memory to keep %zu octets for a receive", n);
+			conn_lost(id, -ENOMEM);
+			return;
+		}
+		memcpy(own, buf, n);
+		free(id->rxbuf);
+		id->rxbuf = own;
+		id->rxcap = n;
+		buf = own;
+	}
 	id->held = true;
 	id->held_off = (size_t)(buf - id->rxbuf);
 	id->held_len = n;
@@ -729,6 +800,7 @@ static void rx_feed_held(struct iwcm_id_int *id)
 	}
 	id_timer_stop(id, &id->t_rnr);
 	id->held_off = 0;
+	rx_private_drop(id);
 	if (id->ep_on)
 		iwv_engine_rx_pause(id->ctx->eng, &id->ep, false);
 }
@@ -985,35 +1057,47 @@ static void ep_rx_buf(struct iwv_ep *ep, void **buf, size_t *len)
 	struct iwcm_id_int *id = ep->owner;
 
 	/* (nothing is read while octets are held: the engine is paused) */
-	*buf = id->rxbuf;
-	*len = id->rxcap;
+	*buf = id->rxcur = rx_buffer(id, len);
 }
 
 static void ep_rx(struct iwv_ep *ep, ssize_t n)
 {
 	struct iwcm_id_int *id = ep->owner;
+	struct iwv_ctx *ctx = id->ctx;
+	const uint8_t *buf = id->rxcur;
+	bool shared = buf && buf == ctx->rx_shared;
 
+	id->rxcur = NULL;
 	if (!id->ep_on)
 		return;
 	if (n <= 0) {
 		conn_lost(id, n);
 		return;
 	}
+	/* the octets are processed here and now; a read of another connection
+	 * that this may start (a receive posted resumes a held one) reads into
+	 * a buffer of its own (rx_buffer) */
+	if (shared)
+		ctx->rx_shared_busy = true;
 	switch (id->state) {
 	case ID_MPA_REQ:
 	case ID_MPA_WAIT_REQ:
 	case ID_CONNECT_REQUEST:
-		mpa_rx(id, id->rxbuf, (size_t)n);
+		mpa_rx(id, buf, (size_t)n);
 		break;
 	case ID_ACCEPTING:
 	case ID_ESTABLISHED:
 	case ID_CLOSING:
-		qp_rx(id, id->rxbuf, (size_t)n);
+		qp_rx(id, buf, (size_t)n);
 		break;
 	default:
 		/* DOWN: after a Reject or a Terminate nothing more is read into anything */
 		break;
 	}
+	if (shared)
+		ctx->rx_shared_busy = false;
+	else if (!id->held)
+		rx_private_drop(id);
 }
 
 static int ep_tx_iov(struct iwv_ep *ep, struct iovec *iov, int max)
@@ -1172,9 +1256,7 @@ static void ep_accepted(struct iwv_ep *ep, int fd)
 	id = id_alloc(l->ch, l->pub.context);
 	if (id)
 		id->mpa = calloc(1, sizeof(*id->mpa));
-	if (id)
-		id->rxbuf = malloc(l->ctx->attr.rx_buf_size);
-	if (!id || !id->mpa || !id->rxbuf) {
+	if (!id || !id->mpa || (iwv_engine_rx_lent(l->ctx->eng) && !rx_own_alloc(id))) {
 		if (id)
 			id_free(id);
 		close(fd);
@@ -1183,7 +1265,6 @@ static void ep_accepted(struct iwv_ep *ep, int fd)
 	id->ch->ids++;
 	id->opt = l->opt;
 	id->pub.ps = l->pub.ps;
-	id->rxcap = l->ctx->attr.rx_buf_size;
 	child_add(l, id);
 	sl = sizeof(id->pub.route.addr.src_storage);
 	getsockname(fd, &id->pub.route.addr.src_addr, &sl);
@@ -1762,6 +1843,13 @@ static int conn_start(struct iwcm_id_int *id)
 			    SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			return errno;
+		/* A source address with port 0: the port is chosen by connect(),
+		 * unique per address pair, not by bind() among every port of the
+		 * address (else one source address gives at most the ephemeral
+		 * range's ~28k connections, whatever their destinations). */
+		if (id->pub.route.addr.src_addr.sa_family != AF_UNSPEC)
+			(void)setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &(int){1},
+					 sizeof(int));
 		if (id->pub.route.addr.src_addr.sa_family != AF_UNSPEC &&
 		    bind(fd, &id->pub.route.addr.src_addr, sa_len(&id->pub.route.addr.src_addr)) !=
 			    0) {
@@ -1835,12 +1923,9 @@ int iwcm_connect(struct iwcm_id *pub, struct iwcm_conn_param *param)
 		e = EINVAL;
 	if (!e && !id->mpa && !(id->mpa = calloc(1, sizeof(*id->mpa))))
 		e = ENOMEM;
-	if (!e && !id->rxbuf) {
-		id->rxbuf = malloc(id->ctx->attr.rx_buf_size);
-		id->rxcap = id->ctx->attr.rx_buf_size;
-		if (!id->rxbuf)
-			e = ENOMEM;
-	}
+	/* (io_uring reads into the connection's own buffer from the start) */
+	if (!e && !id->rxbuf && iwv_engine_rx_lent(id->ctx->eng) && !rx_own_alloc(id))
+		e = ENOMEM;
 	if (e) {
 		UNLOCK(id->ctx);
 		return fail(e);

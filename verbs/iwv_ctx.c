@@ -158,6 +158,7 @@ static void ctx_free(struct iwv_ctx *ctx)
 	if (ctx->pub.async_fd >= 0)
 		close(ctx->pub.async_fd);
 	pthread_mutex_destroy(&ctx->lock);
+	free(ctx->rx_shared);
 	free(ctx);
 }
 

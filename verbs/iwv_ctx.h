@@ -43,6 +43,12 @@ struct iwv_ctx {
 	struct iwv_engine *eng;
 	struct ddp_stag_table *stags;
 	struct iwv_context_attr attr;
+	/* The receive buffer every connection reads into when the engine does
+	 * not lend it to a recv in flight (iwcm.c, rx_buffer): attr.rx_buf_size
+	 * octets, allocated at the first read; busy while one connection's
+	 * octets in it are being processed. */
+	uint8_t *rx_shared;
+	bool rx_shared_busy;
 	uint32_t next_handle;
 	int users;		/* PDs, CQs, completion and CM channels holding the context */
 	struct iw_list reclaim; /* objects waiting for the engine before they can be freed */

@@ -61,7 +61,8 @@ struct iwv_context_attr {
 	int engine_thread;    /* 1: start an engine thread; 0: inline progress only;
 				    -1: as IWARP_ENGINE_THREAD says (the default) */
 	uint32_t max_mr;      /* STag table size (default 65536) */
-	uint32_t rx_buf_size; /* per-connection receive buffer (default 256 KiB) */
+	uint32_t rx_buf_size; /* receive buffer (default 256 KiB): epoll, one per context,
+				 shared by its connections; io_uring, one per connection */
 };
 
 struct iwv_context {

@@ -1705,6 +1705,70 @@ START_TEST(rnr_hold_sends_wait_for_their_receives_with_engine_threads)
 END_TEST
 
 /*
+ * Held octets are the connection's own.  Without io_uring every connection
+ * of a context reads into one shared buffer (iwcm.c, rx_buffer); a stream
+ * held for a receive keeps the octets the QP did not take, so they must
+ * leave that buffer before anything else is read into it.  Client and server
+ * in one context: the server's end holds three 200000-octet Sends (several
+ * reads' worth, so octets are waiting when the hold begins) while the
+ * client's end receives four messages the other way through the same buffer;
+ * then the server posts its receives and every octet is the client's.
+ */
+START_TEST(rnr_hold_octets_survive_reads_of_other_connections)
+{
+	enum { LEN = 200000, N = 3, M = 4 };
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	struct vh_buf *src, *rcv, *back, *brcv;
+	struct iwv_wc wc;
+
+	vh_cfg_default(&cfg);
+	cfg.two_ctx = false;
+	cfg.s_thread = 0;
+	cfg.s_rnr_hold_ms = 10000;
+	vh_pair_up(&p, &cfg);
+	src = vh_buf_new(&p, &p.c, N * LEN, IWV_ACCESS_LOCAL_WRITE);
+	rcv = vh_buf_new(&p, &p.s, N * LEN, IWV_ACCESS_LOCAL_WRITE);
+	back = vh_buf_new(&p, &p.s, M * LEN, IWV_ACCESS_LOCAL_WRITE);
+	brcv = vh_buf_new(&p, &p.c, M * LEN, IWV_ACCESS_LOCAL_WRITE);
+	vh_fill(src->p, N * LEN, th_seed_for(114));
+	vh_fill(back->p, M * LEN, th_seed_for(115));
+	/* one message first: a responder sends nothing before it has received
+	 * and checked an FPDU (RFC 5044 §7.1.2), and a held one is not checked */
+	vh_post_recv(p.s.qp, 50, rcv, 0, 64);
+	vh_post_send(p.c.qp, IWV_WR_SEND, 50, 0, src, 0, 64, NULL, 0);
+	expect_run(&p, p.s.rcq, 1, 50, IWV_WC_SUCCESS, IWV_WC_RECV);
+	expect_run(&p, p.c.scq, 1, 50, IWV_WC_SUCCESS, IWV_WC_SEND);
+	for (int i = 0; i < N; i++)
+		vh_post_send(p.c.qp, IWV_WR_SEND, (uint64_t)i + 1, 0, src, (size_t)i * LEN, LEN,
+			     NULL, 0);
+	for (int k = 0; k < 50; k++) {
+		ck_assert_int_eq(iwv_poll_cq(p.s.rcq, 1, &wc), 0);
+		usleep(1000);
+	}
+	ck_assert_int_eq(p.s.qp->state, IWV_QPS_RTS);
+	/* the other way, through the same context, while the server's end waits */
+	for (int i = 0; i < M; i++) {
+		vh_post_recv(p.c.qp, 100 + (uint64_t)i, brcv, (size_t)i * LEN, LEN);
+		vh_post_send(p.s.qp, IWV_WR_SEND, 100 + (uint64_t)i, 0, back, (size_t)i * LEN, LEN,
+			     NULL, 0);
+	}
+	expect_run(&p, p.c.rcq, M, 100, IWV_WC_SUCCESS, IWV_WC_RECV);
+	expect_run(&p, p.s.scq, M, 100, IWV_WC_SUCCESS, IWV_WC_SEND);
+	vh_same(brcv->p, back->p, M * LEN, "Sends to the client while the server's end is held");
+	for (int i = 0; i < N; i++) {
+		vh_post_recv(p.s.qp, (uint64_t)i + 1, rcv, (size_t)i * LEN, LEN);
+		wc = vh_poll1(&p.w, p.s.rcq);
+		vh_wc_is(&wc, (uint64_t)i + 1, IWV_WC_SUCCESS, IWV_WC_RECV);
+		ck_assert_uint_eq(wc.byte_len, LEN);
+	}
+	vh_same(rcv->p, src->p, N * LEN, "held Sends, after other reads of the context");
+	expect_run(&p, p.c.scq, N, 1, IWV_WC_SUCCESS, IWV_WC_SEND);
+	vh_pair_down(&p);
+}
+END_TEST
+
+/*
  * Each held message gets a wait of its own: two Sends, rnr_hold_ms 1000, the
  * server posts a receive 600 ms after the first hold and another 600 ms later.
  * Both arrive (one clock for both would have ended the connection at 1000).
@@ -2398,6 +2462,7 @@ static Suite *verbs_suite(void)
 	tcase_add_test(tc, a_completion_moved_by_polling_another_cq_makes_the_channel_fd_readable);
 	tcase_add_test(tc, rnr_hold_sends_wait_for_their_receives);
 	tcase_add_test(tc, rnr_hold_sends_wait_for_their_receives_with_engine_threads);
+	tcase_add_test(tc, rnr_hold_octets_survive_reads_of_other_connections);
 	tcase_add_test(tc, rnr_hold_each_message_waits_on_its_own_clock);
 	tcase_add_test(tc, rnr_hold_gives_up_with_the_no_buffer_terminate);
 	suite_add_tcase(s, tc);

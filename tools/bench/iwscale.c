@@ -17,10 +17,12 @@
  * The CQ holds up to 65536 entries; beyond that, completions wait in their
  * QPs until polled room (the library stages them), so nothing is lost.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +62,7 @@ struct scale {
 	const char *host;
 	uint16_t port;
 	int n, backlog, timeout_s;
+	int sources; /* client: loopback source addresses 127.0.0.1 .. 127.0.0.<sources> */
 	bool json;
 	struct iwt_opt opt;
 	struct iwt_verbs v;
@@ -77,35 +80,44 @@ struct scale {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: iwscale -s [-p PORT] -n N [OPTIONS]\n"
-		   "       iwscale -c HOST -p PORT -n N [OPTIONS]\n"
-		   "\n"
-		   "Hold N idle RC connections in one process and report how the stack scales:\n"
-		   "set-up time and CPU per connection, resident memory per idle connection,\n"
-		   "one 64-octet echo per connection, teardown time and the posted receives\n"
-		   "flushed.  Each connection has 4 posted 4 KiB receives on one shared CQ.\n"
-		   "The server accepts N connections, echoes what each sends, and ends when\n"
-		   "all N are gone; the client connects all N at once, sends, checks the\n"
-		   "echoes and disconnects them all.  Exit status 0 when every connection\n"
-		   "was set up, echoed once and torn down with its receives flushed, 1 if\n"
-		   "not, 2 for a bad command line.\n"
-		   "\n"
-		   "  -s, --server          accept connections\n"
-		   "  -c, --client HOST     connect to HOST (an address; loopback for tests)\n"
-		   "  -p, --port PORT       TCP port (server default: 0, a free one, printed)\n"
-		   "  -n, --conns N         connections, 1 to 65536 (the open-file limit is\n"
-		   "                        raised to the hard limit when N needs it)\n"
-		   "      --backlog B       server: listen backlog, 1 to 65535 (default 128)\n"
-		   "      --timeout S       give up after S seconds, 1 to 3600 (default 300)\n"
-		   "      --json            one JSON object on stdout at the end\n"
-		   "  -h, --help            this text\n"
-		   "\n");
+	fprintf(f,
+		"Usage: iwscale -s [-p PORT] -n N [OPTIONS]\n"
+		"       iwscale -c HOST -p PORT -n N [OPTIONS]\n"
+		"\n"
+		"Hold N idle RC connections in one process and report how the stack scales:\n"
+		"set-up time and CPU per connection, resident memory per idle connection,\n"
+		"one 64-octet echo per connection, teardown time and the posted receives\n"
+		"flushed.  Each connection has 4 posted 4 KiB receives on one shared CQ.\n"
+		"The server accepts N connections, echoes what each sends, and ends when\n"
+		"all N are gone; the client connects all N at once, sends, checks the\n"
+		"echoes and disconnects them all.  Exit status 0 when every connection\n"
+		"was set up, echoed once and torn down with its receives flushed, 1 if\n"
+		"not, 2 for a bad command line.\n"
+		"\n"
+		"  -s, --server          accept connections\n"
+		"  -c, --client HOST     connect to HOST (an address; loopback for tests)\n"
+		"  -p, --port PORT       TCP port (server default: 0, a free one, printed)\n"
+		"  -n, --conns N         connections, 1 to 65536 (the open-file limit is\n"
+		"                        raised when N needs it, the hard limit too where\n"
+		"                        the process may: root)\n"
+		"      --backlog B       server: listen backlog, 1 to 65535 (default 128)\n"
+		"      --sources K       client: spread the connections over K loopback source\n"
+		"                        addresses, 127.0.0.1 to 127.0.0.K (1 to 64, default 1),\n"
+		"                        for more connections than one address has ports\n"
+		"      --timeout S       give up after S seconds, 1 to 3600 (default 300)\n"
+		"      --json            one JSON object on stdout at the end\n"
+		"  -h, --help            this text\n"
+		"\n");
 	iwt_opt_help(f);
 	fprintf(f, "\nExample:\n"
 		   "  iwscale -s -p 7400 -n 4096 &  iwscale -c 127.0.0.1 -p 7400 -n 4096\n"
 		   "\n"
-		   "Beyond about 28,000 connections to one address the kernel's ephemeral\n"
-		   "ports run out (net.ipv4.ip_local_port_range).\n");
+		   "  iwscale -s -p 7400 -n 65536 &  iwscale -c 127.0.0.1 -p 7400 -n 65536 "
+		   "--sources 4\n"
+		   "\n"
+		   "Beyond about 28,000 connections from one address to one address the\n"
+		   "kernel's ephemeral ports run out (net.ipv4.ip_local_port_range): use\n"
+		   "--sources.\n");
 }
 
 static uint64_t rss_bytes(void)
@@ -132,6 +144,11 @@ static int raise_nofile(int n)
 	if (rl.rlim_cur >= want)
 		return 0;
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+		struct rlimit up = {want, want};
+
+		/* a privileged process may raise the hard limit (up to fs.nr_open) */
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			return 0;
 		iwt_msg(PROG, "%d connections need %llu descriptors; the hard limit is %llu", n,
 			(unsigned long long)want, (unsigned long long)rl.rlim_max);
 		return -1;
@@ -428,12 +445,24 @@ static int run(struct scale *s)
 			iwt_msg(PROG, "%s: %s", s->host, gai_strerror(e));
 			return IWT_EXIT_USAGE;
 		}
+		if (s->sources > 1 &&
+		    (dst.ss_family != AF_INET ||
+		     (ntohl(((struct sockaddr_in *)&dst)->sin_addr.s_addr) >> 24) != 127)) {
+			iwt_msg(PROG, "--sources: %s is not an IPv4 loopback address", s->host);
+			return IWT_EXIT_USAGE;
+		}
 		for (int i = 0; i < s->n; i++) {
+			/* connection i from 127.0.0.(1 + i mod K), its port chosen by connect() */
+			struct sockaddr_in src = {
+				.sin_family = AF_INET,
+				.sin_addr.s_addr = htonl(0x7f000001u + (uint32_t)(i % s->sources))};
+
 			if (iwcm_create_id(s->v.cm_ch, &s->c[i].id, (void *)(intptr_t)i,
 					   IWCM_PS_TCP) != 0 ||
 			    iwt_opt_apply(&s->opt, s->c[i].id) != 0 ||
-			    iwcm_resolve_addr(s->c[i].id, NULL, (struct sockaddr *)&dst, 2000) !=
-				    0) {
+			    iwcm_resolve_addr(s->c[i].id,
+					      s->sources > 1 ? (struct sockaddr *)&src : NULL,
+					      (struct sockaddr *)&dst, 2000) != 0) {
 				iwt_msg(PROG, "connection %d: %s", i, strerror(errno));
 				return IWT_EXIT_FAIL;
 			}
@@ -504,7 +533,7 @@ static int run(struct scale *s)
 
 static int parse(struct scale *s, int argc, char **argv)
 {
-	enum { O_BACKLOG = IWT_OPT_END, O_TIMEOUT, O_JSON };
+	enum { O_BACKLOG = IWT_OPT_END, O_TIMEOUT, O_JSON, O_SOURCES };
 	static const struct option lo[] = {
 		{"server", no_argument, NULL, 's'},
 		{"client", required_argument, NULL, 'c'},
@@ -513,6 +542,7 @@ static int parse(struct scale *s, int argc, char **argv)
 		{"backlog", required_argument, NULL, O_BACKLOG},
 		{"timeout", required_argument, NULL, O_TIMEOUT},
 		{"json", no_argument, NULL, O_JSON},
+		{"sources", required_argument, NULL, O_SOURCES},
 		{"help", no_argument, NULL, 'h'},
 		IWT_OPT_LONG,
 		{NULL, 0, NULL, 0},
@@ -551,6 +581,11 @@ static int parse(struct scale *s, int argc, char **argv)
 		case O_JSON:
 			s->json = true;
 			break;
+		case O_SOURCES:
+			if (iwt_num_u64(PROG, "--sources", optarg, 1, 64, 0, &v) != 0)
+				return -1;
+			s->sources = (int)v;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(IWT_EXIT_OK);
@@ -574,12 +609,14 @@ static int parse(struct scale *s, int argc, char **argv)
 		return iwt_usage_err(PROG, "the client needs -p PORT");
 	if (s->opt.engine_thread)
 		return iwt_usage_err(PROG, "--engine-thread: iwscale runs without one");
+	if (s->sources > 1 && s->server)
+		return iwt_usage_err(PROG, "--sources is for the client");
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct scale s = {.backlog = 128, .timeout_s = 300};
+	struct scale s = {.backlog = 128, .timeout_s = 300, .sources = 1};
 	int rc, cqe;
 
 	iwt_opt_init(&s.opt);

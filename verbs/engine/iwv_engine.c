@@ -115,6 +115,11 @@ const char *iwv_engine_name(const struct iwv_engine *e)
 	return e->ops->name;
 }
 
+bool iwv_engine_rx_lent(const struct iwv_engine *e)
+{
+	return e->ops->rx_lent;
+}
+
 int iwv_engine_fd(const struct iwv_engine *e)
 {
 	return e->fd;

@@ -124,6 +124,12 @@ int iwv_engine_create(enum iwv_engine_type type, struct iwv_engine **e);
 /* Every ep must have been removed and released. */
 void iwv_engine_destroy(struct iwv_engine *e);
 const char *iwv_engine_name(const struct iwv_engine *e); /* "uring" or "epoll" */
+/* Whether the buffer rx_buf() names stays lent to a receive in flight after
+ * the engine call (io_uring: each stream needs a buffer of its own for as
+ * long as it reads).  false (epoll): rx_buf() is asked right before a recv()
+ * and the buffer is free again once the rx callback that follows returns, so
+ * owners may hand every stream the same buffer. */
+bool iwv_engine_rx_lent(const struct iwv_engine *e);
 /* Readable (POLLIN) when iwv_engine_progress() has something to do. */
 int iwv_engine_fd(const struct iwv_engine *e);
 

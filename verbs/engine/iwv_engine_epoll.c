@@ -422,6 +422,7 @@ static void ep_destroy(struct iwv_engine *e)
 
 static const struct iwv_engine_ops ep_ops = {
 	.name = "epoll",
+	.rx_lent = false,
 	.destroy = ep_destroy,
 	.add = ep_add,
 	.kick_tx = ep_kick_tx,

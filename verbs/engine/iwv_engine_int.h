@@ -31,6 +31,10 @@ enum {
 
 struct iwv_engine_ops {
 	const char *name;
+	/* The buffer rx_buf() names stays with a receive in flight after the
+	 * engine call returns (io_uring); false: it is used for one recv() and
+	 * the rx callback that follows it, inside the same call (epoll). */
+	bool rx_lent;
 	void (*destroy)(struct iwv_engine *e);
 	int (*add)(struct iwv_engine *e, struct iwv_ep *ep);
 	void (*kick_tx)(struct iwv_engine *e, struct iwv_ep *ep);

@@ -486,6 +486,7 @@ static void ur_destroy(struct iwv_engine *e)
 
 static const struct iwv_engine_ops ur_ops = {
 	.name = "uring",
+	.rx_lent = true,
 	.destroy = ur_destroy,
 	.add = ur_add,
 	.kick_tx = ur_kick_tx,
