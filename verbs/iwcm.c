@@ -1960,6 +1960,15 @@ int iwcm_accept(struct iwcm_id *pub, struct iwcm_conn_param *param)
 	e = pd_from_param(param,
 			  id->mpa ? IW_MIN(id->mpa->peer.rev, id->opt.mpa_rev) : id->opt.mpa_rev,
 			  &pd, &pd_len);
+	if (!e && id->state == ID_DOWN && id->accepted_ns && !id->estab && id->qp) {
+		/* The connection failed while its CONNECT_REQUEST waited for the
+		 * program (its CONNECT_ERROR is queued): the QP attached meanwhile
+		 * will never connect, so what was posted to it completes flushed,
+		 * as it would have had the failure come after the posts. */
+		if (id->qp->state != IWV_QPS_ERR)
+			iwv_qp_flush_all(id->qp);
+		e = ECONNABORTED;
+	}
 	if (!e && (id->state != ID_CONNECT_REQUEST || !id->qp))
 		e = EINVAL;
 	if (e) {

@@ -1432,7 +1432,8 @@ static void drop_raw_request(struct vh_pair *p)
 /*
  * Loop: 0 = valid Request, then FIN before the application hears of it;
  * 1 = valid Request, closed once CONNECT_REQUEST is out and then accepted;
- * 2 = half a Request, then FIN.
+ * 2 = valid Request, reset, and accepted once CONNECT_ERROR came;
+ * 3 = half a Request, then FIN.
  */
 START_TEST(a_raw_client_that_closes_during_the_mpa_exchange_leaves_nothing_behind)
 {
@@ -1496,6 +1497,36 @@ START_TEST(a_raw_client_that_closes_during_the_mpa_exchange_leaves_nothing_behin
 					      vh_evname(e2.event));
 			}
 		}
+		iwcm_destroy_qp(ev.id);
+		ck_assert_int_eq(iwcm_destroy_id(ev.id), 0);
+		vh_forget(&p.w, ev.id);
+		break;
+	}
+	case 2: {
+		/* The peer is gone before the program answers: CONNECT_ERROR is
+		 * queued behind CONNECT_REQUEST.  A QP attached and a receive
+		 * posted after that: accept says ECONNABORTED and the receive
+		 * completes flushed (nothing posted is lost). */
+		struct iwv_qp_init_attr qa = vh_qp_attr(&cfg, &p.s);
+		struct linger lg = {1, 0};
+		struct vh_ev e2;
+		struct vh_buf *b;
+		struct iwv_wc wc;
+
+		raw_send(fd, req, n);
+		vh_expect(&p.w, p.listen, IWCM_EVENT_CONNECT_REQUEST, &ev);
+		ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+		close(fd);
+		fd = -1;
+		vh_expect(&p.w, ev.id, IWCM_EVENT_CONNECT_ERROR, &e2);
+		ck_assert_int_eq(iwcm_create_qp(ev.id, p.s.pd, &qa), 0);
+		b = vh_buf_new(&p, &p.s, 4096, IWV_ACCESS_LOCAL_WRITE);
+		vh_post_recv(ev.id->qp, 77, b, 0, 4096);
+		errno = 0;
+		ck_assert_int_eq(iwcm_accept(ev.id, &cfg.s_param), -1);
+		ck_assert_int_eq(errno, ECONNABORTED);
+		wc = vh_poll1(&p.w, p.s.rcq);
+		vh_wc_is(&wc, 77, IWV_WC_WR_FLUSH_ERR, IWV_WC_RECV);
 		iwcm_destroy_qp(ev.id);
 		ck_assert_int_eq(iwcm_destroy_id(ev.id), 0);
 		vh_forget(&p.w, ev.id);
@@ -1588,7 +1619,7 @@ static Suite *iwcm_suite(void)
 	tcase_add_loop_test(tc, a_peer_speaking_garbage_is_dropped_and_the_listener_keeps_working,
 			    0, 4);
 	tcase_add_loop_test(
-		tc, a_raw_client_that_closes_during_the_mpa_exchange_leaves_nothing_behind, 0, 3);
+		tc, a_raw_client_that_closes_during_the_mpa_exchange_leaves_nothing_behind, 0, 4);
 	tcase_add_test(
 		tc, a_listener_at_its_backlog_holds_new_connections_back_instead_of_resetting_them);
 	tcase_add_test(tc,
