@@ -82,6 +82,7 @@ static struct rpcrdma_conn *xconn_new(struct rpcrdma_ctx *ctx, bool client)
 	iw_list_init(&c->expos);
 	iw_list_init(&c->rd_queue);
 	iw_timer_init(&c->rc_timer, xconn_rc_fire);
+	xbuf_init(c);
 	c->limit = 1;
 	c->next_id = 1;
 	c->inline_recv = ctx->cfg.inline_recv;
@@ -129,6 +130,7 @@ static void xconn_free(struct rpcrdma_conn *c)
 	iw_timer_cancel(&c->ctx->timers, &c->rc_timer);
 	if (c->sslots)
 		xsend_release_all(c);
+	xbuf_drain(c);
 	if (c->rmr)
 		iwv_dereg_mr(c->rmr);
 	if (c->smr)

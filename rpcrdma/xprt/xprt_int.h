@@ -49,10 +49,21 @@ struct xsend {
 	struct rpcrdma_conn *conn;
 	uint8_t *buf;
 	bool busy;
-	/* memory that RDMA Writes before this Send read from: freed when it completes */
+	/* memory that RDMA Writes before this Send read from (att_cap octets, an
+	 * xbuf): given back when the Send completes */
 	void *att;
+	size_t att_cap;
 	struct iwv_mr *att_mr;
 };
+
+/* A large buffer kept by a connection for its next call (xbuf_get). */
+struct xbuf {
+	uint8_t *p;
+	size_t cap;
+};
+#define XBUF_MIN     (64u * 1024) /* smaller ones come and go with malloc */
+#define XBUF_KEEP    8		  /* kept per connection at most */
+#define XBUF_IDLE_MS 2000	  /* kept ones are freed when none was used this long */
 
 /* Owner of RDMA Reads: a responder request or a requester call (RPRC). */
 struct xreader {
@@ -106,7 +117,8 @@ struct xcall {
 
 	/* One registered buffer: [call | Write chunks | Reply chunk | rebuild] */
 	uint8_t *buf;
-	size_t buf_len;
+	size_t buf_len; /* registered */
+	size_t buf_cap; /* allocated (an xbuf) */
 	struct iwv_mr *mr;
 	size_t len;		 /* call octets at buf[0] */
 	struct rpcrdma_hdr *hdr; /* template: proc and chunk lists (xid, credits set at send) */
@@ -134,8 +146,8 @@ struct rpcrdma_req {
 	bool delivered;
 	uint32_t xid, vers, credits;
 	struct rpcrdma_hdr *h;
-	uint8_t *msg;
-	size_t len;
+	uint8_t *msg; /* an xbuf of msg_cap octets */
+	size_t len, msg_cap;
 	struct iwv_mr *mr;
 	struct xreader rd;
 	struct rpcrdma_rpcinfo ri;
@@ -146,7 +158,8 @@ struct xrsp_expo {
 	struct iw_list node; /* conn->expos */
 	struct rpcrdma_conn *conn;
 	uint32_t xid;
-	uint8_t *buf;
+	uint8_t *buf; /* an xbuf of buf_cap octets */
+	size_t buf_cap;
 	struct iwv_mr *mr;
 	struct iw_timer tmo; /* in ctx->timers */
 };
@@ -203,6 +216,15 @@ struct rpcrdma_conn {
 	struct iwv_mr *rmr, *smr;
 	struct xrecv *rslots;
 	struct xsend *sslots;
+	/* Large buffers of finished calls, requests and replies, kept for the
+	 * next ones (xbuf_get): a buffer is cleared when it is first allocated
+	 * and never again, which is safe because a kept buffer holds only
+	 * octets of this connection - what its peer sent or was sent - and no
+	 * other connection's buffers are ever reused here.  Freed when none
+	 * was used for XBUF_IDLE_MS and at the end of the connection. */
+	struct xbuf pool[XBUF_KEEP];
+	unsigned npool;
+	struct iw_timer pool_timer; /* in ctx->timers */
 
 	/* requester */
 	struct iw_list calls;
@@ -263,6 +285,16 @@ bool xconn_ready(const struct rpcrdma_conn *c);
 
 /* xprt_io.c - work requests: send slots, RDMA Reads within ORD, receives,
  * completion dispatch */
+/* A buffer of at least len octets for a call, request or reply of c, *cap
+ * octets in all: one c used before (its earlier octets left in it) or a new
+ * zeroed one.  NULL without memory.  c may be NULL (a plain new buffer). */
+void *xbuf_get(struct rpcrdma_conn *c, size_t len, size_t *cap);
+/* Give p (cap octets, from xbuf_get; NULL is fine) back to c: kept for c's
+ * next call, or freed (c NULL, gone, or enough kept). */
+void xbuf_put(struct rpcrdma_conn *c, void *p, size_t cap);
+/* Free every buffer c keeps. */
+void xbuf_drain(struct rpcrdma_conn *c);
+void xbuf_init(struct rpcrdma_conn *c); /* at creation */
 /* A free send slot (busy until xsend_release), or NULL. */
 struct xsend *xsend_get(struct rpcrdma_conn *c);
 /* Send h + pay[0..plen) from slot s behind the work requests `pre` (may be

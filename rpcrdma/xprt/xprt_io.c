@@ -31,6 +31,16 @@
  * that does not decode is discarded by a requester (RFC 8166 §4.5) and
  * answered by a responder as rpcrdma_err_action() says.
  *
+ * Large buffers.  A call's registered buffer, a request's rebuilt call and a
+ * reply's copy are as large as the messages (a 1 MiB NFS READ or WRITE
+ * needs 1-2 MiB); clearing each new one cost about a tenth of a gateway's
+ * CPU.  So a connection keeps up to XBUF_KEEP of them when they are done
+ * and hands them out again without clearing (xbuf_get): a kept buffer holds
+ * nothing but octets its own peer sent or was sent, so stale octets a
+ * chunk's peer can read or a short RDMA Write leaves in place tell that
+ * peer nothing new, and buffers never move between connections.  New
+ * buffers are zeroed; the kept ones go after XBUF_IDLE_MS without use.
+ *
  * Completions.  xcq_poll() polls the connection's CQ until it is empty,
  * requests the next CQ event and polls once more (a completion that arrived
  * in between raises no event), and hands each completion to its object.  A
@@ -38,6 +48,7 @@
  * only release what the work request held (teardown, xprt_conn.c).
  */
 #include <stdlib.h>
+#include <string.h>
 #include <string.h>
 
 #include "iw_bytes.h"
@@ -62,10 +73,80 @@ void xsend_release(struct xsend *s)
 {
 	if (s->att_mr)
 		iwv_dereg_mr(s->att_mr);
-	free(s->att);
+	xbuf_put(s->conn, s->att, s->att_cap);
 	s->att = NULL;
+	s->att_cap = 0;
 	s->att_mr = NULL;
 	s->busy = false;
+}
+
+void *xbuf_get(struct rpcrdma_conn *c, size_t len, size_t *cap)
+{
+	unsigned best = XBUF_KEEP;
+	void *p;
+
+	if (!len)
+		len = 4;
+	if (c && len >= XBUF_MIN) {
+		/* the smallest kept one that is large enough */
+		for (unsigned i = 0; i < c->npool; i++)
+			if (c->pool[i].cap >= len &&
+			    (best == XBUF_KEEP || c->pool[i].cap < c->pool[best].cap))
+				best = i;
+		if (best < XBUF_KEEP) {
+			p = c->pool[best].p;
+			*cap = c->pool[best].cap;
+			c->pool[best] = c->pool[--c->npool];
+			return p;
+		}
+	}
+	p = calloc(1, len);
+	*cap = p ? len : 0;
+	return p;
+}
+
+void xbuf_drain(struct rpcrdma_conn *c)
+{
+	iw_timer_cancel(&c->ctx->timers, &c->pool_timer);
+	while (c->npool)
+		free(c->pool[--c->npool].p);
+}
+
+/* No kept buffer was used for XBUF_IDLE_MS: give the memory back. */
+static void xbuf_idle(struct iw_timer *t, uint64_t now)
+{
+	xbuf_drain(iw_container_of(t, struct rpcrdma_conn, pool_timer));
+}
+
+void xbuf_init(struct rpcrdma_conn *c)
+{
+	iw_timer_init(&c->pool_timer, xbuf_idle);
+}
+
+void xbuf_put(struct rpcrdma_conn *c, void *p, size_t cap)
+{
+	unsigned small = 0;
+
+	if (!p)
+		return;
+	if (!c || c->state == XC_CLOSED || cap < XBUF_MIN) {
+		free(p);
+		return;
+	}
+	if (c->npool == XBUF_KEEP) {
+		/* full: keep the larger ones */
+		for (unsigned i = 1; i < XBUF_KEEP; i++)
+			if (c->pool[i].cap < c->pool[small].cap)
+				small = i;
+		if (c->pool[small].cap >= cap) {
+			free(p);
+			return;
+		}
+		free(c->pool[small].p);
+		c->pool[small] = c->pool[--c->npool];
+	}
+	c->pool[c->npool++] = (struct xbuf){p, cap};
+	xtimer_arm(c->ctx, &c->pool_timer, XBUF_IDLE_MS);
 }
 
 void xsend_release_all(struct rpcrdma_conn *c)

@@ -96,7 +96,7 @@ void xcall_free(struct xcall *call)
 	iw_list_del(&call->node);
 	xcall_unplan(call);
 	xcall_rp_release(call);
-	free(call->buf);
+	xbuf_put(call->conn, call->buf, call->buf_cap);
 	free(call);
 }
 
@@ -185,6 +185,7 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 	uint32_t read_hdr = 0;
 	struct rpcrdma_hdr *h;
 	uint8_t *nb;
+	size_t nb_cap;
 
 	memset(&rp, 0, sizeof(rp));
 	memset(&items, 0, sizeof(items));
@@ -312,12 +313,19 @@ static int xcall_plan(struct rpcrdma_conn *c, struct xcall *call)
 	}
 	if (need > (size_t)cfg->max_msg * 4 + 65536)
 		return IW_ERPC_TOOBIG;
-	nb = calloc(1, need ? need : 4);
-	if (!nb)
-		return IW_ENOMEM;
-	memcpy(nb, call->buf, len);
-	free(call->buf);
-	call->buf = nb;
+	/* the call's buffer when it is large enough (a kept one often is), else
+	 * a kept buffer of this connection or a new zeroed one; the areas the
+	 * peer writes need no clearing (xbuf_get) */
+	if (call->buf_cap < need) {
+		nb = xbuf_get(c, need, &nb_cap);
+		if (!nb)
+			return IW_ENOMEM;
+		memcpy(nb, call->buf, XPAD4(len)); /* the call and its zero padding */
+		xbuf_put(c, call->buf, call->buf_cap);
+		call->buf = nb;
+		call->buf_cap = nb_cap;
+	}
+	nb = call->buf;
 	msg = nb;
 	call->buf_len = need;
 	call->mr = iwv_reg_mr(c->pd, call->buf, need,
@@ -482,7 +490,7 @@ int rpcrdma_call(struct rpcrdma_conn *c, const void *msg, size_t len,
 	call = calloc(1, sizeof(*call));
 	if (!call)
 		return IW_ENOMEM;
-	call->buf = malloc(XPAD4(len));
+	call->buf = xbuf_get(c, XPAD4(len), &call->buf_cap);
 	if (!call->buf) {
 		free(call);
 		return IW_ENOMEM;

@@ -49,7 +49,7 @@ static void xrsp_expo_free(struct xrsp_expo *e)
 	iw_list_del(&e->node);
 	if (e->mr)
 		iwv_dereg_mr(e->mr);
-	free(e->buf);
+	xbuf_put(e->conn, e->buf, e->buf_cap);
 	free(e);
 }
 
@@ -59,7 +59,7 @@ static void xrsp_req_free(struct rpcrdma_req *req)
 	if (req->mr)
 		iwv_dereg_mr(req->mr);
 	free(req->h);
-	free(req->msg);
+	xbuf_put(req->conn, req->msg, req->msg_cap);
 	free(req);
 }
 
@@ -250,7 +250,9 @@ void xrsp_on_call(struct rpcrdma_conn *c, struct xrecv *r, uint32_t len,
 	req->vers = h->vers;
 	req->credits = h->credits;
 	req->h = malloc(sizeof(*h));
-	req->msg = calloc(1, size ? size : 4);
+	/* (a kept buffer of this connection holds earlier octets: every octet
+	 * of the call is written below, the XDR padding of chunks too) */
+	req->msg = xbuf_get(c, size, &req->msg_cap);
 	if (!req->h || !req->msg) {
 		xrsp_req_free(req);
 		return;
@@ -299,6 +301,7 @@ void xrsp_on_call(struct rpcrdma_conn *c, struct xrecv *r, uint32_t len,
 				out += sg->length;
 			}
 			c->st.bytes_read_chunk += cl;
+			memset(req->msg + out, 0, XPAD4(cl) - cl);
 			out += XPAD4(cl) - cl;
 			shift += XPAD4(cl);
 		}
@@ -468,7 +471,8 @@ enum xrsp_form {
  * sent by xrsp_reply_post; xrsp_reply_clear frees what it still owns. */
 struct xrsp_reply {
 	/* reduce */
-	uint8_t *mem; /* [ full copy | reduced copy ], XPAD4(len) each, or NULL */
+	uint8_t *mem;	/* [ full copy | reduced copy ], XPAD4(len) each, or NULL */
+	size_t mem_cap; /* an xbuf */
 	uint8_t *full, *red;
 	size_t len, rlen;    /* of the reply, of the reduced reply */
 	struct xrsp_move mv; /* the result items that go into Write chunks */
@@ -499,13 +503,16 @@ static int xrsp_reply_reduce(struct rpcrdma_conn *c, const struct rpcrdma_req *r
 	size_t in = 0;
 	int rc;
 
-	x->mem = calloc(2, XPAD4(len));
+	/* (a kept buffer of this connection holds earlier octets: the padding
+	 * of both copies is cleared here and below) */
+	x->mem = xbuf_get(c, 2 * XPAD4(len), &x->mem_cap);
 	if (!x->mem)
 		return IW_ENOMEM;
 	x->full = x->mem;
 	x->red = x->mem + XPAD4(len);
 	x->len = len;
 	memcpy(x->full, reply, len);
+	memset(x->full + len, 0, XPAD4(len) - len);
 
 	x->mv.h = hc;
 	x->mv.limit = XPAD4(len);
@@ -532,6 +539,7 @@ static int xrsp_reply_reduce(struct rpcrdma_conn *c, const struct rpcrdma_req *r
 	}
 	memcpy(x->red + x->rlen, x->full + in, len - in);
 	x->rlen += len - in;
+	memset(x->red + x->rlen, 0, XPAD4(x->rlen) - x->rlen);
 	return 0;
 }
 
@@ -646,6 +654,7 @@ static int xrsp_reply_post(struct rpcrdma_conn *c, const struct rpcrdma_req *req
 	}
 	if (!x->expo) {
 		s->att = x->mem;
+		s->att_cap = x->mem_cap;
 		s->att_mr = x->mr;
 		x->mem = NULL; /* the slot frees them, whether or not the post succeeds */
 		x->mr = NULL;
@@ -656,6 +665,7 @@ static int xrsp_reply_post(struct rpcrdma_conn *c, const struct rpcrdma_req *req
 		return rc;
 	if (x->expo) {
 		x->expo->buf = x->mem;
+		x->expo->buf_cap = x->mem_cap;
 		x->expo->mr = x->mr;
 		iw_list_add_tail(&c->expos, &x->expo->node);
 		xtimer_arm(c->ctx, &x->expo->tmo, c->ctx->cfg.rprc_timeout_ms);
@@ -671,11 +681,11 @@ static int xrsp_reply_post(struct rpcrdma_conn *c, const struct rpcrdma_req *req
 }
 
 /* Free what x still owns. */
-static void xrsp_reply_clear(struct xrsp_reply *x)
+static void xrsp_reply_clear(struct rpcrdma_conn *c, struct xrsp_reply *x)
 {
 	if (x->mr)
 		iwv_dereg_mr(x->mr);
-	free(x->mem);
+	xbuf_put(c, x->mem, x->mem_cap);
 	free(x->wrs);
 	free(x->sges);
 	free(x->expo);
@@ -740,7 +750,7 @@ int rpcrdma_reply(struct rpcrdma_req *req, const void *reply, size_t len)
 			rc = xrsp_reply_post(c, req, &x);
 		else
 			xrsp_reply_refuse(c, req, len, rc);
-		xrsp_reply_clear(&x);
+		xrsp_reply_clear(c, &x);
 	}
 	xrsp_req_free(req);
 	return rc;

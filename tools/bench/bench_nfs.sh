@@ -47,8 +47,10 @@ relay() { # listen port, target port
 	socat -b 1048576 "TCP-LISTEN:$1,bind=127.0.0.1,reuseaddr,fork,nodelay" \
 		"TCP:127.0.0.1:$2,nodelay" 2>>"$GW_TMP/socat.log" &
 	gw_pids+=($!)
+	relay_pids+=($!)
 	gw_wait_port "$1" 50 || { echo "bench_nfs.sh: socat did not listen on $1" >&2; exit 1; }
 }
+relay_pids=()
 relay "$RELAY2" "$GW_NFS_PORT"
 relay "$RELAY1" "$RELAY2"
 url_for() { # path name
@@ -122,6 +124,21 @@ many() { # path op: aggregate seconds of CLIENTS parallel copies of SIZE_MB/CLIE
 
 median() { nb_median "$@"; }
 
+# CPU ticks (user + system, with reaped children: socat serves each
+# connection in a child) of the processes of a path's two relays
+relay_ticks() { # path(relay|gw)
+	local p t=0 f
+	local pids=("${relay_pids[@]}")
+	[[ $1 == gw ]] && pids=("$gw_server_pid" "$gw_client_pid")
+	for p in "${pids[@]}"; do
+		# fields 14-17 after the command, which may hold spaces: cut at ") "
+		read -r -a f <<<"$(sed 's/.*) //' "/proc/$p/stat")"
+		t=$((t + f[11] + f[12] + f[13] + f[14]))
+	done
+	echo "$t"
+}
+declare -A cpu=()
+
 declare -A res
 names=()
 # measure RUNNER OP KEY_PREFIX: REPEAT interleaved direct/relay/gateway runs
@@ -134,8 +151,15 @@ measure() {
 	for ((r = 0; r < REPEAT; r++)); do
 		for ((k = 0; k < 3; k++)); do
 			p=${order[(r + k) % 3]}
+			if [[ $p != direct ]]; then
+				c0=$(relay_ticks "$p")
+			fi
 			"$runner" "$p" "$op"
 			ts[$p]+=" $RES"
+			if [[ $p != direct ]]; then
+				sleep 0.3 # socat reaps the child that served the copy
+				cpu[$pfx$p,$op]=$((${cpu[$pfx$p,$op]:-0} + $(relay_ticks "$p") - c0))
+			fi
 		done
 	done
 	for p in direct relay gw; do
@@ -151,7 +175,10 @@ for op in write read; do
 done
 
 bytes=$((SIZE_MB * 1048576))
-mbytes=$(((SIZE_MB / CLIENTS > 0 ? SIZE_MB / CLIENTS : 1) * CLIENTS * 1048576))
+mbytes=0
+if ((CLIENTS > 0)); then
+	mbytes=$(((SIZE_MB / CLIENTS > 0 ? SIZE_MB / CLIENTS : 1) * CLIENTS * 1048576))
+fi
 row() { # label bytes direct_s relay_s gw_s
 	local d r g
 	d=$(gw_mbps "$2" "$3")
@@ -174,6 +201,30 @@ if ((CLIENTS > 0)); then
 		"${res[mrelay,write]}" "${res[mgw,write]}"
 	row "read, $CLIENTS clients at once (aggregate)" "$mbytes" "${res[mdirect,read]}" \
 		"${res[mrelay,read]}" "${res[mgw,read]}"
+fi
+# CPU seconds per GiB moved, of both relays together (the two socat
+# processes, or the two gateways): how much dearer than a plain copying
+# relay the gateways are, a figure the machine's load disturbs less than
+# the throughput
+hz=$(getconf CLK_TCK)
+cpurow() { # label octets-per-run key
+	local r g
+	r=$(awk -v t="${cpu[${3/@/relay}]:-0}" -v b="$2" -v n="$REPEAT" -v hz="$hz" \
+		'BEGIN { printf "%.2f", t / hz / (b * n / 1073741824) }')
+	g=$(awk -v t="${cpu[${3/@/gw}]:-0}" -v b="$2" -v n="$REPEAT" -v hz="$hz" \
+		'BEGIN { printf "%.2f", t / hz / (b * n / 1073741824) }')
+	printf '| %-40s | %11s | %14s | %17s |\n' "$1" "$r" "$g" "$(nb_ratio "$r" "$g")"
+}
+echo
+echo "CPU seconds per GiB moved, both relays' processes together (user + system)"
+echo
+printf '| %-40s | %11s | %14s | %17s |\n' "case" "relay chain" "iWARP gateways" "gateways / relays"
+echo "|------------------------------------------|-------------|----------------|-------------------|"
+cpurow "write, 1 client" "$bytes" "@,write"
+cpurow "read, 1 client" "$bytes" "@,read"
+if ((CLIENTS > 0)); then
+	cpurow "write, $CLIENTS clients at once" "$mbytes" "m@,write"
+	cpurow "read, $CLIENTS clients at once" "$mbytes" "m@,read"
 fi
 echo
 echo "gateway options: ${EXTRA[*]:-(defaults)}; $(nproc) CPUs; iwnfsgw $("$GW_IWNFSGW" --version | awk '{ print $2 }'); relays: socat -b 1048576, nodelay"

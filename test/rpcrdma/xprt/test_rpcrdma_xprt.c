@@ -34,6 +34,7 @@
 
 #include "nfs_build.h"
 #include "th.h"
+#include "xprt_int.h" /* the buffers a connection keeps (xbuf_get) */
 
 #define TPROG	    0x20000099u
 #define TVERS	    1u /* handled by the test binding */
@@ -2459,10 +2460,63 @@ START_TEST(write_chunk_and_reply_chunk_together_rebuild_the_whole_reply)
 }
 END_TEST
 
+/*
+ * The large buffers a connection keeps (xbuf_get, xprt_io.c) are never
+ * cleared again, which is safe only because one never passes to another
+ * connection: a buffer A filled and gave back comes back to A as it is, B
+ * gets a new, zeroed one, small ones are not kept, and A's go after
+ * XBUF_IDLE_MS without use.
+ */
+START_TEST(kept_buffers_stay_with_their_connection_and_go_when_idle)
+{
+	enum { LEN = 1 << 20 };
+	struct rpcrdma_config c, s;
+	size_t cap, cap2, small_cap;
+	uint8_t *a, *b, *again, *small;
+
+	cfgs(&c, &s);
+	world_up(&c, &s, AF_INET);
+	ck_assert_ptr_nonnull(W.sc);
+	a = xbuf_get(W.cc, LEN, &cap);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_ge(cap, LEN);
+	for (size_t i = 0; i < cap; i++)
+		ck_assert_msg(a[i] == 0, "a new buffer is zeroed (octet %zu)", i);
+	memset(a, 0xA5, cap);
+	xbuf_put(W.cc, a, cap);
+	ck_assert_uint_eq(W.cc->npool, 1);
+	/* the other connection: a zeroed buffer of its own */
+	b = xbuf_get(W.sc, LEN, &cap2);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_ne(b, a);
+	for (size_t i = 0; i < cap2; i++)
+		ck_assert_msg(b[i] == 0, "another connection's buffer never comes back (octet %zu)",
+			      i);
+	xbuf_put(W.sc, b, cap2);
+	/* the first connection's own buffer, as it was left */
+	again = xbuf_get(W.cc, LEN / 2 + 1, &cap2);
+	ck_assert_ptr_eq(again, a);
+	ck_assert_uint_eq(cap2, cap);
+	ck_assert_uint_eq(again[cap - 1], 0xA5);
+	xbuf_put(W.cc, again, cap2);
+	/* below XBUF_MIN: not kept */
+	small = xbuf_get(W.cc, 100, &small_cap);
+	ck_assert_ptr_nonnull(small);
+	xbuf_put(W.cc, small, small_cap);
+	ck_assert_uint_eq(W.cc->npool, 1);
+	/* idle: freed */
+	pump_ms(XBUF_IDLE_MS + 500);
+	ck_assert_uint_eq(W.cc->npool, 0);
+	ck_assert_uint_eq(W.sc->npool, 0);
+	world_down();
+}
+END_TEST
+
 static Suite *xprt_suite(void)
 {
 	const TTest *const tests[] = {
 		inline_call_gets_inline_reply_with_negotiated_sizes,
+		kept_buffers_stay_with_their_connection_and_go_when_idle,
 		inline_call_over_ipv6_loopback,
 		the_verbs_context_attributes_come_from_the_config,
 		large_call_goes_as_read_chunk_and_large_reply_as_write_chunk,
