@@ -1646,6 +1646,24 @@ END_TEST
  * receives one at a time, later; every message arrives whole and in order,
  * and both QPs stay up (a Send both ways afterwards).
  */
+/* The server posts a receive for each of n held Sends of len octets (wr_id
+ * 1..n), one at a time: each completes whole and in order, the data is the
+ * client's, and the client's Sends complete. */
+static void recv_held_sends(struct vh_pair *p, const struct vh_buf *rcv, const struct vh_buf *src,
+			    int n, size_t len, const char *what)
+{
+	struct iwv_wc wc;
+
+	for (int i = 0; i < n; i++) {
+		vh_post_recv(p->s.qp, (uint64_t)i + 1, rcv, (size_t)i * len, len);
+		wc = vh_poll1(&p->w, p->s.rcq);
+		vh_wc_is(&wc, (uint64_t)i + 1, IWV_WC_SUCCESS, IWV_WC_RECV);
+		ck_assert_uint_eq(wc.byte_len, len);
+	}
+	vh_same(rcv->p, src->p, (size_t)n * len, what);
+	expect_run(p, p->c.scq, n, 1, IWV_WC_SUCCESS, IWV_WC_SEND);
+}
+
 static void rnr_hold_case(int engine_thread)
 {
 	enum { LEN = 200000, N = 3 };
@@ -1676,14 +1694,7 @@ static void rnr_hold_case(int engine_thread)
 		usleep(1000);
 	}
 	ck_assert_int_eq(p.s.qp->state, IWV_QPS_RTS);
-	for (int i = 0; i < N; i++) {
-		vh_post_recv(p.s.qp, (uint64_t)i + 1, rcv, (size_t)i * LEN, LEN);
-		wc = vh_poll1(&p.w, p.s.rcq);
-		vh_wc_is(&wc, (uint64_t)i + 1, IWV_WC_SUCCESS, IWV_WC_RECV);
-		ck_assert_uint_eq(wc.byte_len, LEN);
-	}
-	vh_same(rcv->p, src->p, N * LEN, "Sends that waited for their receives");
-	expect_run(&p, p.c.scq, N, 1, IWV_WC_SUCCESS, IWV_WC_SEND);
+	recv_held_sends(&p, rcv, src, N, LEN, "Sends that waited for their receives");
 	vh_post_recv(p.c.qp, 9, brcv, 0, 64);
 	vh_post_send(p.s.qp, IWV_WR_SEND, 9, 0, back, 0, 64, NULL, 0);
 	expect_run(&p, p.c.rcq, 1, 9, IWV_WC_SUCCESS, IWV_WC_RECV);
@@ -1756,14 +1767,7 @@ START_TEST(rnr_hold_octets_survive_reads_of_other_connections)
 	expect_run(&p, p.c.rcq, M, 100, IWV_WC_SUCCESS, IWV_WC_RECV);
 	expect_run(&p, p.s.scq, M, 100, IWV_WC_SUCCESS, IWV_WC_SEND);
 	vh_same(brcv->p, back->p, M * LEN, "Sends to the client while the server's end is held");
-	for (int i = 0; i < N; i++) {
-		vh_post_recv(p.s.qp, (uint64_t)i + 1, rcv, (size_t)i * LEN, LEN);
-		wc = vh_poll1(&p.w, p.s.rcq);
-		vh_wc_is(&wc, (uint64_t)i + 1, IWV_WC_SUCCESS, IWV_WC_RECV);
-		ck_assert_uint_eq(wc.byte_len, LEN);
-	}
-	vh_same(rcv->p, src->p, N * LEN, "held Sends, after other reads of the context");
-	expect_run(&p, p.c.scq, N, 1, IWV_WC_SUCCESS, IWV_WC_SEND);
+	recv_held_sends(&p, rcv, src, N, LEN, "held Sends, after other reads of the context");
 	vh_pair_down(&p);
 }
 END_TEST
