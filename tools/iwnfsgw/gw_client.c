@@ -206,7 +206,8 @@ static void on_reply(void *arg, int status, const uint8_t *reply, size_t len)
 	if (status == 0 && reply && len >= GW_RPC_HDR_MIN) {
 		cc->conn.c.replies++;
 		cc->conn.c.bytes_replies += len;
-		if (cc->bev && gw_rm_write(bufferevent_get_output(cc->bev), reply, len, 0))
+		if (cc->bev && gw_rm_send(bufferevent_get_output(cc->bev),
+					  bufferevent_getfd(cc->bev), reply, len))
 			cc->conn.c.dropped++;
 		gw_debug(cc->conn.gw, "conn %u: reply xid %#x %zu octets", cc->conn.id, t->xid,
 			 len);

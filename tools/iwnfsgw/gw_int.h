@@ -320,6 +320,13 @@ int gw_rm_read(struct gw_rm_reader *r, struct evbuffer *in, int fd,
 /* Append msg[0..len) as one record (fragments of at most frag_max octets;
  * 0 = one fragment).  0 or -1. */
 int gw_rm_write(struct evbuffer *out, const void *msg, size_t len, uint32_t frag_max);
+/* The same as one fragment, sent at once where it can be: when nothing is
+ * queued in `out` and msg is at least GW_RM_DIRECT_MIN octets, header and
+ * message go to the socket fd with one sendmsg straight from msg, and only
+ * what the socket does not take now is copied into `out` (its bufferevent
+ * writes it later).  0 or -1 (no memory for the rest). */
+#define GW_RM_DIRECT_MIN (64u * 1024)
+int gw_rm_send(struct evbuffer *out, int fd, const void *msg, size_t len);
 
 /* ---------------------------------------------------------------------- */
 /* gw_rpc.c: RPC header fields (RFC 5531 §9)                               */

@@ -27,6 +27,13 @@
  * the record buffer (one copy fewer, too).  gw_rm_read is a connection's
  * whole read step: the evbuffer first, then the socket, then the lowat.
  *
+ * Big messages bypass the evbuffer on the way out as well: when nothing is
+ * queued, gw_rm_send hands the record header and the message to one
+ * sendmsg(2) straight from the caller's buffer, and copies into the
+ * evbuffer only what the socket did not take (all of it when the socket
+ * is full, still connecting or failing: the bufferevent then writes it or
+ * reports the error as it always did).
+ *
  * Wake-ups.  A 1 MiB NFS WRITE call or READ reply arrives in many TCP
  * segments, and waking for each costs more than copying it.  Once a fragment
  * header has announced how much is still to come, the socket's SO_RCVLOWAT is
@@ -272,6 +279,30 @@ int gw_rm_write(struct evbuffer *out, const void *msg, size_t len, uint32_t frag
 		p += take;
 		len -= take;
 	} while (len);
+	return 0;
+}
+
+int gw_rm_send(struct evbuffer *out, int fd, const void *msg, size_t len)
+{
+	uint8_t hdr[4];
+	struct iovec iov[2] = {{hdr, 4}, {(void *)(uintptr_t)msg, len}};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+	ssize_t n;
+	size_t done;
+
+	if (fd < 0 || len < GW_RM_DIRECT_MIN || len > GW_RM_LEN_MASK ||
+	    evbuffer_get_length(out) != 0)
+		return gw_rm_write(out, msg, len, 0);
+	put_be32(hdr, (uint32_t)len | GW_RM_LAST);
+	do
+		n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	done = n > 0 ? (size_t)n : 0;
+	if (done < 4 && evbuffer_add(out, hdr + done, 4 - done))
+		return -1;
+	done = done > 4 ? done - 4 : 0;
+	if (done < len && evbuffer_add(out, (const uint8_t *)msg + done, len - done))
+		return -1;
 	return 0;
 }
 

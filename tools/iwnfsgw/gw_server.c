@@ -199,7 +199,7 @@ static int send_pend(struct sconn *s, struct pend *p)
 		return 0;
 	}
 	p->sends++;
-	if (gw_rm_write(bufferevent_get_output(s->bev), p->msg, p->len, 0)) {
+	if (gw_rm_send(bufferevent_get_output(s->bev), bufferevent_getfd(s->bev), p->msg, p->len)) {
 		pend_system_err(s, p, "out of memory");
 		return 0;
 	}

@@ -204,6 +204,84 @@ START_TEST(rm_writer_and_drain_round_trip_through_an_evbuffer)
 }
 END_TEST
 
+/* Read everything the socket has, then append what `out` holds, and drain
+ * the records of that stream. */
+static void send_collect(int fd, struct evbuffer *out, struct evbuffer *stream)
+{
+	uint8_t buf[65536];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+		evbuffer_add(stream, buf, (size_t)n);
+	evbuffer_add_buffer(stream, out);
+}
+
+/*
+ * gw_rm_send: a big message with nothing queued goes to the socket at once
+ * (nothing copied into the evbuffer); when the socket takes only part, the
+ * rest - header octets included - waits in the evbuffer in order; with
+ * something queued, or a small message, everything goes behind it.  Each
+ * time the stream read back is the same records.
+ */
+START_TEST(rm_send_writes_big_records_straight_to_the_socket_and_queues_the_rest)
+{
+	enum { BIG = 300000 };
+	struct evbuffer *out = evbuffer_new(), *stream = evbuffer_new();
+	struct gw_rm_reader rd;
+	uint8_t *big = malloc(BIG), small[100];
+	int sv[2], go_on = 0, sndbuf = 256 * 1024;
+
+	for (int i = 0; i < BIG; i++)
+		big[i] = (uint8_t)(i * 13 + 1);
+	memset(small, 9, sizeof(small));
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+	ck_assert_int_eq(setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &sndbuf, sizeof(sndbuf)), 0);
+	gw_rm_init(&rd, 1 << 20);
+
+	/* 1: all at once, nothing queued */
+	ck_assert_int_eq(gw_rm_send(out, sv[0], big, BIG), 0);
+	ck_assert_uint_eq(evbuffer_get_length(out), 0);
+	send_collect(sv[1], out, stream);
+	drained = 0;
+	ck_assert_int_eq(gw_rm_drain(&rd, stream, count_rec, &go_on), 0);
+	ck_assert_uint_eq(drained, 1);
+	ck_assert_uint_eq(drained_len[0], BIG);
+
+	/* 2: a socket that takes only part: the rest waits, in order, behind
+	 * which a small record and another big one queue */
+	for (int k = 0;
+	     k < 5 && gw_rm_send(out, sv[0], big, BIG) == 0 && evbuffer_get_length(out) == 0; k++)
+		;
+	ck_assert_uint_gt(evbuffer_get_length(out), 0);
+	ck_assert_int_eq(gw_rm_send(out, sv[0], small, sizeof(small)), 0);
+	ck_assert_int_eq(gw_rm_send(out, sv[0], big, BIG), 0);
+	drained = 0;
+	for (int k = 0; k < 1000 && evbuffer_get_length(out); k++) {
+		send_collect(sv[1], out, stream);
+		ck_assert_int_eq(gw_rm_drain(&rd, stream, count_rec, &go_on), 0);
+	}
+	send_collect(sv[1], out, stream);
+	ck_assert_int_eq(gw_rm_drain(&rd, stream, count_rec, &go_on), 0);
+	ck_assert_uint_ge(drained, 3);
+	ck_assert_uint_eq(drained_len[drained - 1], BIG);
+	ck_assert_uint_eq(drained_len[drained - 2], sizeof(small));
+	for (size_t i = 0; i + 2 < drained; i++)
+		ck_assert_uint_eq(drained_len[i], BIG);
+	ck_assert_uint_eq(evbuffer_get_length(stream), 0);
+
+	/* 3: no socket: the evbuffer, as gw_rm_write */
+	ck_assert_int_eq(gw_rm_send(out, -1, big, BIG), 0);
+	ck_assert_uint_eq(evbuffer_get_length(out), 4 + BIG);
+	close(sv[0]);
+	close(sv[1]);
+	gw_rm_fini(&rd);
+	evbuffer_free(out);
+	evbuffer_free(stream);
+	free(big);
+}
+END_TEST
+
 START_TEST(rm_drain_stops_when_the_callback_says_so_and_keeps_the_rest)
 {
 	struct evbuffer *b = evbuffer_new();
@@ -362,6 +440,7 @@ static Suite *gw_rpc_suite(void)
 	tcase_add_test(tc, rm_reader_bounds_the_sum_of_fragments_not_just_each_one);
 	tcase_add_test(tc, rm_reader_hands_up_an_empty_record);
 	tcase_add_test(tc, rm_writer_and_drain_round_trip_through_an_evbuffer);
+	tcase_add_test(tc, rm_send_writes_big_records_straight_to_the_socket_and_queues_the_rest);
 	tcase_add_test(tc, rm_drain_stops_when_the_callback_says_so_and_keeps_the_rest);
 	tcase_add_test(tc, rm_recv_reads_the_rest_of_a_fragment_straight_from_the_socket);
 	tcase_add_test(tc, rm_read_takes_the_buffer_then_the_socket_then_sets_lowat);
