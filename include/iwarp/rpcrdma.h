@@ -45,6 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <iwarp/iwcm.h>
 #include <iwarp/rpcrdma_ulb.h>
@@ -238,6 +239,14 @@ enum {
 IW_EXPORT int rpcrdma_call(struct rpcrdma_conn *conn, const void *msg, size_t len,
 			   const struct rpcrdma_call_opts *opts, rpcrdma_reply_fn cb, void *arg,
 			   uint64_t *id);
+/* The same with the call in pieces (1 to RPCRDMA_CALLV_MAX iovecs, copied in
+ * order into the transport's buffer): a header built in one place and data
+ * held in another go without being joined first.  IW_EINVAL for no pieces,
+ * too many, or a piece with a length and no base. */
+#define RPCRDMA_CALLV_MAX 16
+IW_EXPORT int rpcrdma_callv(struct rpcrdma_conn *conn, const struct iovec *iov, int iovcnt,
+			    const struct rpcrdma_call_opts *opts, rpcrdma_reply_fn cb, void *arg,
+			    uint64_t *id);
 /* Abandon a call: cb runs now with IW_ERPC_CANCELLED.  The credit and the
  * memory stay with the transport until the responder's reply arrives (then
  * dropped), so the connection is unaffected.  IW_ESYS(ENOENT) if not

@@ -461,11 +461,34 @@ static struct xcall *xcall_find_xid(struct rpcrdma_conn *c, uint32_t xid)
 int rpcrdma_call(struct rpcrdma_conn *c, const void *msg, size_t len,
 		 const struct rpcrdma_call_opts *opts, rpcrdma_reply_fn cb, void *arg, uint64_t *id)
 {
+	struct iovec iov = {(void *)(uintptr_t)msg, len};
+
+	if (!msg)
+		return IW_EINVAL;
+	return rpcrdma_callv(c, &iov, 1, opts, cb, arg, id);
+}
+
+int rpcrdma_callv(struct rpcrdma_conn *c, const struct iovec *iov, int iovcnt,
+		  const struct rpcrdma_call_opts *opts, rpcrdma_reply_fn cb, void *arg,
+		  uint64_t *id)
+{
 	const struct rpcrdma_config *cfg;
 	struct xcall *call;
+	uint8_t first[4];
+	size_t len = 0, got = 0;
 	uint32_t xid;
 
-	if (!c || !msg || !cb || len < 8)
+	if (!c || !iov || iovcnt <= 0 || iovcnt > RPCRDMA_CALLV_MAX || !cb)
+		return IW_EINVAL;
+	for (int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len && !iov[i].iov_base)
+			return IW_EINVAL;
+		/* the XID: the first four octets, wherever the pieces split them */
+		for (size_t k = 0; k < iov[i].iov_len && got < 4; k++)
+			first[got++] = ((const uint8_t *)iov[i].iov_base)[k];
+		len += iov[i].iov_len;
+	}
+	if (len < 8)
 		return IW_EINVAL;
 	cfg = &c->ctx->cfg;
 	if (c->closing || c->state == XC_CLOSED)
@@ -478,7 +501,7 @@ int rpcrdma_call(struct rpcrdma_conn *c, const void *msg, size_t len,
 		if (XHDR_BASE + len > c->inline_send)
 			return IW_ERPC_TOOBIG;
 	}
-	xid = iw_get_be32(msg);
+	xid = iw_get_be32(first);
 	for (struct iw_list *n = c->calls.next; n != &c->calls; n = n->next) {
 		struct xcall *o = iw_container_of(n, struct xcall, node);
 
@@ -495,7 +518,12 @@ int rpcrdma_call(struct rpcrdma_conn *c, const void *msg, size_t len,
 		free(call);
 		return IW_ENOMEM;
 	}
-	memcpy(call->buf, msg, len);
+	len = 0;
+	for (int i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len)
+			memcpy(call->buf + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
 	memset(call->buf + len, 0, XPAD4(len) - len);
 	call->len = len;
 	call->conn = c;

@@ -7,8 +7,9 @@
  * Call layer.  mnt_call_start puts the RPC header (a fresh XID, AUTH_SYS
  * credentials of the caller, RFC 5531 §9 and Appendix A) into one transmit
  * buffer; the caller appends the arguments (mnt_xdr.h); mnt_call_send hands
- * the message to rpcrdma_call, which copies it, so the buffer is free again
- * at once.  The NFS binding (rpcrdma_nfs_ulb, RFC 8267) makes the transport
+ * the message to rpcrdma_callv, which copies it, so the buffer is free again
+ * at once (WRITE data goes as a piece of its own, from the write-behind
+ * record, mnt_call_send_data).  The NFS binding (rpcrdma_nfs_ulb, RFC 8267) makes the transport
  * move WRITE data in Read chunks and READ data in Write chunks.  Calls beyond
  * the credit grant wait inside the transport, in order.  The reply callback
  * checks the RPC header (rpc_check_reply), decodes the results
@@ -293,10 +294,14 @@ struct iw_cursor *mnt_call_start(struct mnt *m, struct iw_cursor *c, uint32_t pr
 	return c;
 }
 
-int mnt_call_send(struct mnt *m, struct iw_cursor *c, uint32_t proc, uint32_t max_count,
-		  mnt_reply_fn cb, void *arg)
+static int call_sendv(struct mnt *m, struct iw_cursor *c, uint32_t proc, uint32_t max_count,
+		      const void *data, uint32_t dlen, mnt_reply_fn cb, void *arg)
 {
+	static const uint8_t zero[4];
 	struct rpcrdma_call_opts opts = {0};
+	struct iovec iov[3] = {{m->tx, c->off},
+			       {(void *)(uintptr_t)data, dlen},
+			       {(void *)(uintptr_t)zero, (4 - dlen % 4) % 4}};
 	struct call_tok *t;
 	int rc;
 
@@ -321,7 +326,7 @@ int mnt_call_send(struct mnt *m, struct iw_cursor *c, uint32_t proc, uint32_t ma
 	if (m->o.soft)
 		opts.timeout_ms =
 			(uint32_t)(mnt_major_ms(m) > UINT32_MAX ? UINT32_MAX : mnt_major_ms(m));
-	rc = rpcrdma_call(m->conn, m->tx, c->off, &opts, on_rpc_reply, t, NULL);
+	rc = rpcrdma_callv(m->conn, iov, data ? 3 : 1, &opts, on_rpc_reply, t, NULL);
 	if (rc) {
 		free(t);
 		mnt_debug(m, "%s: cannot send: %s", nfs3_procname(proc), rpcrdma_errname(rc));
@@ -333,6 +338,18 @@ int mnt_call_send(struct mnt *m, struct iw_cursor *c, uint32_t proc, uint32_t ma
 	if (++m->inflight > m->st.max_inflight)
 		m->st.max_inflight = m->inflight;
 	return 0;
+}
+
+int mnt_call_send(struct mnt *m, struct iw_cursor *c, uint32_t proc, uint32_t max_count,
+		  mnt_reply_fn cb, void *arg)
+{
+	return call_sendv(m, c, proc, max_count, NULL, 0, cb, arg);
+}
+
+int mnt_call_send_data(struct mnt *m, struct iw_cursor *c, uint32_t proc, const void *data,
+		       uint32_t dlen, mnt_reply_fn cb, void *arg)
+{
+	return call_sendv(m, c, proc, dlen, data, dlen, cb, arg);
 }
 
 int mnt_run_until(struct mnt *m, const bool *done, int timeout_ms)
@@ -806,9 +823,9 @@ static void wb_send(struct mnt *m, struct mnt_wb *wb)
 	xw_u64(c, wb->off + wb->done);
 	xw_u32(c, count);
 	xw_u32(c, NFS3_UNSTABLE);
-	xw_opaque(c, wb->data + wb->done, count);
+	xw_u32(c, count); /* the data's length; the data goes from where it is */
 	wb->sent = count;
-	rc = mnt_call_send(m, c, NFS3_WRITE, count, on_write_reply, wb);
+	rc = mnt_call_send_data(m, c, NFS3_WRITE, wb->data + wb->done, count, on_write_reply, wb);
 	if (rc) {
 		wb_fail(m, wb, rc);
 		return;

@@ -188,6 +188,11 @@ struct iw_cursor *mnt_call_start(struct mnt *m, struct iw_cursor *c, uint32_t pr
  * max_count: the most READ data accepted (READ only). */
 int mnt_call_send(struct mnt *m, struct iw_cursor *c, uint32_t proc, uint32_t max_count,
 		  mnt_reply_fn cb, void *arg);
+/* The same with `data` (dlen octets) and its XDR padding after the cursor's
+ * octets, the body of an opaque whose length word the cursor ends with: the
+ * transport copies it from where it is (WRITE data, no copy into m->tx). */
+int mnt_call_send_data(struct mnt *m, struct iw_cursor *c, uint32_t proc, const void *data,
+		       uint32_t dlen, mnt_reply_fn cb, void *arg);
 /* Run the transport until *done or timeout_ms; 0 or an errno. */
 int mnt_run_until(struct mnt *m, const bool *done, int timeout_ms);
 /* The major timeout (ms): timeo x (retrans + 1); a soft call fails after it. */

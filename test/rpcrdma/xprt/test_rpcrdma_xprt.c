@@ -1027,6 +1027,49 @@ START_TEST(large_call_goes_as_read_chunk_and_large_reply_as_write_chunk)
 }
 END_TEST
 
+/* rpcrdma_callv: the call of the test above in pieces - its XID split over
+ * the first two, an empty one, the data apart - arrives as the same call and
+ * moves the same way; no pieces, too many, or a length without a base are
+ * refused, and an XID still outstanding is refused whatever the split. */
+START_TEST(a_call_in_pieces_arrives_whole)
+{
+	struct rpcrdma_config c, s;
+	static uint8_t msg[40000], want[40000];
+	struct iovec iov[RPCRDMA_CALLV_MAX + 1];
+	size_t n, wn;
+
+	cfgs(&c, &s);
+	world_up(&c, &s, AF_INET);
+	n = tcall(msg, 0x2002, TVERS, 1, NULL, 30001);
+	iov[0] = (struct iovec){msg, 2};
+	iov[1] = (struct iovec){msg + 2, 42};
+	iov[2] = (struct iovec){NULL, 0};
+	iov[3] = (struct iovec){msg + 44, n - 44};
+	ck_assert_int_eq(rpcrdma_callv(W.cc, iov, 0, NULL, c_reply, &W.r[0], NULL), IW_EINVAL);
+	ck_assert_int_eq(
+		rpcrdma_callv(W.cc, iov, RPCRDMA_CALLV_MAX + 1, NULL, c_reply, &W.r[0], NULL),
+		IW_EINVAL);
+	iov[2].iov_len = 1;
+	ck_assert_int_eq(rpcrdma_callv(W.cc, iov, 4, NULL, c_reply, &W.r[0], NULL), IW_EINVAL);
+	iov[2].iov_len = 0;
+	ck_assert_int_eq(rpcrdma_callv(W.cc, iov, 4, NULL, c_reply, &W.r[0], NULL), 0);
+	ck_assert_int_eq(rpcrdma_call(W.cc, msg, n, NULL, c_reply, &W.r[1], NULL),
+			 iw_err_sys(EEXIST));
+	res_i = 0;
+	pump_until(cond_res, DEADLINE_MS);
+	ck_assert_int_eq(W.r[0].done, 1);
+	ck_assert_int_eq(W.r[0].status, 0);
+	ck_assert_uint_eq(W.last_len, n);
+	ck_assert_mem_eq(W.last_call, msg, n);
+	wn = treply(want, 0x2002, msg + 44, 30001);
+	ck_assert_uint_eq(W.r[0].len, wn);
+	ck_assert_mem_eq(W.r[0].data, want, wn);
+	ck_assert_uint_eq(sstats().bytes_read_chunk, 30001);
+	ck_assert_uint_eq(cstats().bytes_write_chunk, 30001);
+	world_down();
+}
+END_TEST
+
 START_TEST(forced_long_call_is_position_zero_read_chunk)
 {
 	struct rpcrdma_config c, s;
@@ -2520,6 +2563,7 @@ static Suite *xprt_suite(void)
 		inline_call_over_ipv6_loopback,
 		the_verbs_context_attributes_come_from_the_config,
 		large_call_goes_as_read_chunk_and_large_reply_as_write_chunk,
+		a_call_in_pieces_arrives_whole,
 		forced_long_call_is_position_zero_read_chunk,
 		fd_driven_loops_in_two_processes_never_lose_a_wakeup,
 		call_without_binding_too_big_goes_long_and_reply_via_reply_chunk,
