@@ -41,12 +41,13 @@
 #include "iwt_opt.h"
 #include "iwt_verbs.h"
 
-#define PROG	  "iwscale"
-#define NRECV	  4	/* receives posted per connection */
-#define RECV_LEN  4096u /* octets per receive */
-#define ECHO_LEN  64u	/* octets of the echo */
-#define MAX_CONNS 65536
-#define CQ_MAX	  65536
+#define PROG	       "iwscale"
+#define NRECV	       4     /* receives posted per connection */
+#define RECV_LEN       4096u /* octets per receive */
+#define ECHO_LEN       64u   /* octets of the echo */
+#define MAX_CONNS      65536
+#define CQ_MAX	       65536
+#define MAX_PEER_ADDRS 64
 
 enum conn_state { C_NEW, C_CONNECTING, C_UP, C_DOWN, C_GONE };
 
@@ -63,6 +64,10 @@ struct scale {
 	uint16_t port;
 	int n, backlog, timeout_s;
 	int sources; /* client: loopback source addresses 127.0.0.1 .. 127.0.0.<sources> */
+	/* server: the distinct client addresses seen (as the kernel reports
+	 * them), at most MAX_PEER_ADDRS kept */
+	char peer[MAX_PEER_ADDRS][64];
+	int npeer;
 	bool json;
 	struct iwt_opt opt;
 	struct iwt_verbs v;
@@ -264,6 +269,19 @@ static void conn_gone(struct scale *s, int i)
 	s->gone++;
 }
 
+/* Count the client address of a new connection among the distinct ones. */
+static void note_peer(struct scale *s, const struct sockaddr *sa)
+{
+	char host[64];
+
+	iwt_addr_host(sa, host, sizeof(host));
+	for (int k = 0; k < s->npeer; k++)
+		if (!strcmp(s->peer[k], host))
+			return;
+	if (s->npeer < MAX_PEER_ADDRS)
+		memcpy(s->peer[s->npeer++], host, sizeof(host));
+}
+
 static int on_cm_event(struct scale *s, struct iwcm_event *ev)
 {
 	enum iwcm_event_type t = ev->event;
@@ -279,6 +297,7 @@ static int on_cm_event(struct scale *s, struct iwcm_event *ev)
 			return 0;
 		}
 		s->accepted++;
+		note_peer(s, &id->route.addr.dst_addr);
 		id->context = (void *)(intptr_t)i;
 		s->c[i].id = id;
 		s->c[i].state = C_CONNECTING;
@@ -511,12 +530,17 @@ static int run(struct scale *s)
 		printf("{\"side\":\"%s\",\"conns\":%d,\"setup_s\":%.3f,\"setup_cpu_s\":%.3f,"
 		       "\"setup_cpu_ms_per_conn\":%.4f,\"rss_per_conn_kib\":%.1f,\"echo_s\":%.3f,"
 		       "\"teardown_s\":%.3f,\"teardown_cpu_s\":%.3f,\"flushed\":%" PRIu64
-		       ",\"flushed_expected\":%" PRIu64 "}\n",
+		       ",\"flushed_expected\":%" PRIu64 ",\"%s\":%d}\n",
 		       s->server ? "server" : "client", s->n, setup.secs, setup.cpu_s,
 		       setup.cpu_s * 1e3 / s->n, (double)(rss1 - rss0) / 1024.0 / s->n, echo.secs,
-		       down.secs, down.cpu_s, s->flushed, (uint64_t)s->n * (NRECV - 1));
+		       down.secs, down.cpu_s, s->flushed, (uint64_t)s->n * (NRECV - 1),
+		       s->server ? "peer_addresses" : "source_addresses",
+		       s->server ? s->npeer : s->sources);
 	} else {
-		printf("iwscale %s: %d connections\n", s->server ? "server" : "client", s->n);
+		int na = s->server ? s->npeer : s->sources;
+
+		printf("iwscale %s: %d connections from %d address%s\n",
+		       s->server ? "server" : "client", s->n, na, na == 1 ? "" : "es");
 		printf("  set-up    all established in %.3f s, CPU %.3f s (%.4f ms per "
 		       "connection)\n",
 		       setup.secs, setup.cpu_s, setup.cpu_s * 1e3 / s->n);
