@@ -497,8 +497,10 @@ static void qp_fail(struct rdmap_qp *qp, int err, const uint8_t *ddp_hdr, size_t
 	qp_flush_all(qp, err, RDMAP_WC_WR_FLUSH_ERR);
 
 	iw_err_term(err, &code);
+	/* no Terminate for the stream's own end (closed, reset, a peer found
+	 * dead: IW_ESYS) nor after one */
 	if (err == IW_ERDMAP_TERMINATED || err == IW_EMPA_CLOSED || err == IW_ERDMAP_FLUSHED ||
-	    code.layer == IW_TERM_NONE) {
+	    iw_err_errno(err) || code.layer == IW_TERM_NONE) {
 		tx_drop_unsent(qp, true);
 		qp->state = RDMAP_QP_ERROR;
 		return;
@@ -2078,6 +2080,11 @@ static void qp_flush_quietly(struct rdmap_qp *qp)
 
 void rdmap_qp_llp_closed(struct rdmap_qp *qp)
 {
+	rdmap_qp_llp_failed(qp, IW_EMPA_CLOSED);
+}
+
+void rdmap_qp_llp_failed(struct rdmap_qp *qp, int err)
+{
 	if (!qp)
 		return;
 	if (qp->state == RDMAP_QP_IDLE || rdmap_qp_tx_done(qp)) {
@@ -2085,7 +2092,7 @@ void rdmap_qp_llp_closed(struct rdmap_qp *qp)
 		return;
 	}
 	if (qp_live(qp)) {
-		qp_fail(qp, IW_EMPA_CLOSED, NULL, 0, 0, NULL);
+		qp_fail(qp, err < 0 ? err : IW_EMPA_CLOSED, NULL, 0, 0, NULL);
 		return;
 	}
 	/* A Terminate still being written cannot get out any more. */

@@ -837,7 +837,8 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n)
 		 * gets CONNECT_ERROR (no ESTABLISHED was reported) */
 		if (!id->estab) {
 			if (id->qp)
-				rdmap_qp_llp_closed(id_rq(id));
+				rdmap_qp_llp_failed(id_rq(id),
+						    n < 0 ? iw_err_sys((int)-n) : IW_EMPA_CLOSED);
 			setup_failed(id, n < 0 ? iw_err_sys((int)-n) : IW_EMPA_CLOSED,
 				     n < 0 ? (int)-n : ECONNRESET);
 			return;
@@ -853,7 +854,9 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n)
 	if (id->qp) {
 		if (n < 0)
 			iwv_qp_llp_broken(id->qp); /* a reset, not a FIN: QP_FATAL */
-		rdmap_qp_llp_closed(id_rq(id));
+		/* the socket's errno (a reset, a peer found dead) is what the
+		 * flushed work requests carry, not a plain "closed" */
+		rdmap_qp_llp_failed(id_rq(id), n < 0 ? iw_err_sys((int)-n) : IW_EMPA_CLOSED);
 		iwv_qp_drain(id->qp);
 	}
 	conn_end(id, n < 0);

@@ -287,6 +287,10 @@ IW_EXPORT void rdmap_qp_tx_advance(struct rdmap_qp *qp, size_t n);
 
 /* The TCP stream ended or failed: fatal error IW_EMPA_CLOSED, every WR flushed. */
 IW_EXPORT void rdmap_qp_llp_closed(struct rdmap_qp *qp);
+/* The same with the cause the socket gave (err < 0, e.g. IW_ESYS(ETIMEDOUT)
+ * for a peer the kernel found dead, IW_ESYS(ECONNRESET) for a reset): it
+ * becomes rdmap_qp_error() and the err of every WR flushed. */
+IW_EXPORT void rdmap_qp_llp_failed(struct rdmap_qp *qp, int err);
 
 /* Move to ERROR now (no Terminate) and complete every outstanding WR with a flush status. */
 IW_EXPORT void rdmap_qp_flush(struct rdmap_qp *qp);

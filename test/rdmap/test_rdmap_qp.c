@@ -900,6 +900,40 @@ START_TEST(llp_closed_flushes_every_posted_work_request)
 }
 END_TEST
 
+/* A stream that failed (a reset, a peer found dead): the socket's reason is
+ * the QP's error and every flushed WR's, and no Terminate is queued for a
+ * stream that is gone. */
+START_TEST(llp_failed_flushes_with_the_sockets_reason_and_sends_no_terminate)
+{
+	struct b2b_opts o;
+	struct b2b *b;
+	uint8_t buf[256];
+	struct rdmap_wc wc[8];
+	struct iovec iov[4];
+	uint32_t l;
+	int n;
+
+	b2b_opts_default(&o);
+	b = b2b_create(&o);
+	l = b2b_reg(b, B2B_A, buf, sizeof(buf), DDP_ACCESS_LOCAL_WRITE);
+	post_outstanding(b, buf, l, 0x12345678);
+	rdmap_qp_llp_failed(b->qp[B2B_A], IW_ESYS(ETIMEDOUT));
+	ck_assert_int_eq(rdmap_qp_error(b->qp[B2B_A]), IW_ESYS(ETIMEDOUT));
+	ck_assert_int_eq(rdmap_qp_state(b->qp[B2B_A]), RDMAP_QP_ERROR);
+	ck_assert_ptr_null(rdmap_qp_term_sent(b->qp[B2B_A]));
+	ck_assert_int_eq(rdmap_qp_tx_iov(b->qp[B2B_A], iov, 4, NULL), 0);
+	n = rdmap_qp_poll(b->qp[B2B_A], wc, 8);
+	ck_assert_int_eq(n, 5);
+	for (int k = 0; k < n; k++)
+		ck_assert_msg(wc[k].status == RDMAP_WC_WR_FLUSH_ERR &&
+				      wc[k].err == IW_ESYS(ETIMEDOUT),
+			      "wr %llu: status %d err %d", (unsigned long long)wc[k].wr_id,
+			      wc[k].status, wc[k].err);
+	b2b_dereg(b, B2B_A, l);
+	b2b_destroy(b);
+}
+END_TEST
+
 /* Replace A by a QP created IDLE, as a connection manager would before MPA ends. */
 static void make_a_idle(struct b2b *b, struct rdmap_qp_config *cfg)
 {
@@ -1168,6 +1202,7 @@ static Suite *rdmap_qp_suite(void)
 	tcase_add_loop_test(misc, multi_sge_send_gathers_and_multi_sge_receive_scatters, 0, 3);
 	tcase_add_test(misc, flush_completes_every_posted_work_request_with_flush_error);
 	tcase_add_test(misc, llp_closed_flushes_every_posted_work_request);
+	tcase_add_test(misc, llp_failed_flushes_with_the_sockets_reason_and_sends_no_terminate);
 	tcase_add_test(misc, a_send_split_by_a_tagged_write_segment_is_placed_and_delivered);
 	tcase_add_test(misc, idle_qp_holds_posted_work_until_started);
 	tcase_add_test(misc, idle_qp_refuses_a_start_beyond_its_capacity_and_flushes_on_close);

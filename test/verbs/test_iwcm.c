@@ -1430,6 +1430,72 @@ static void drop_raw_request(struct vh_pair *p)
 }
 
 /*
+ * A connection that ends with a reset, not a FIN: what was posted completes
+ * flushed with the socket's reason (vendor_err IW_ESYS(ECONNRESET)), not a
+ * plain "LLP closed", and DISCONNECTED says the same.  A raw client sends its
+ * Request, reads our Reply and resets the connection.
+ */
+START_TEST(a_reset_flushes_posted_work_with_econnreset)
+{
+	uint8_t req[64], rep[64];
+	size_t n = mpa_req_rev1(req, "raw"), got = 0;
+	struct vh_cfg cfg;
+	struct vh_pair p;
+	struct vh_ev ev, e2;
+	struct vh_buf *b;
+	struct iwv_wc wc;
+	struct linger lg = {1, 0};
+	uint64_t end;
+	int fd;
+
+	vh_cfg_default(&cfg);
+	vh_pair_listen(&p, &cfg);
+	fd = raw_connect(p.port);
+	raw_send(fd, req, n);
+	vh_expect(&p.w, p.listen, IWCM_EVENT_CONNECT_REQUEST, &ev);
+	{
+		struct iwv_qp_init_attr qa = vh_qp_attr(&cfg, &p.s);
+
+		ck_assert_int_eq(iwcm_create_qp(ev.id, p.s.pd, &qa), 0);
+	}
+	b = vh_buf_new(&p, &p.s, 4096, IWV_ACCESS_LOCAL_WRITE);
+	vh_post_recv(ev.id->qp, 88, b, 0, 4096);
+	ck_assert_int_eq(iwcm_accept(ev.id, &cfg.s_param), 0);
+	/* our Reply: 20 octets and the private data (none) */
+	end = vh_deadline();
+	while (got < 20) {
+		ssize_t r = recv(fd, rep + got, 20 - got, 0);
+
+		if (r > 0)
+			got += (size_t)r;
+		else
+			ck_assert_msg(r < 0 && errno == EAGAIN, "recv: %s", strerror(errno));
+		ck_assert_msg(th_now_ms() <= end, "no MPA Reply");
+		vh_step(&p.w);
+	}
+	ck_assert_mem_eq(rep, "MPA ID Rep Frame", 16);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	close(fd);
+	wc = vh_poll1(&p.w, p.s.rcq);
+	vh_wc_is(&wc, 88, IWV_WC_WR_FLUSH_ERR, IWV_WC_RECV);
+	ck_assert_msg(wc.vendor_err == (uint32_t)-IW_ESYS(ECONNRESET),
+		      "flushed with %s, want IW_ESYS(ECONNRESET)",
+		      iwv_errname(-(int)wc.vendor_err));
+	for (;;) {
+		ck_assert_msg(vh_next(&p.w, ev.id, &e2, vh_deadline_ms), "no end event");
+		if (e2.event != IWCM_EVENT_ESTABLISHED)
+			break;
+	}
+	ck_assert_msg(e2.event == IWCM_EVENT_DISCONNECTED || e2.event == IWCM_EVENT_CONNECT_ERROR,
+		      "end event %s", vh_evname(e2.event));
+	iwcm_destroy_qp(ev.id);
+	ck_assert_int_eq(iwcm_destroy_id(ev.id), 0);
+	vh_forget(&p.w, ev.id);
+	vh_pair_down(&p);
+}
+END_TEST
+
+/*
  * Loop: 0 = valid Request, then FIN before the application hears of it;
  * 1 = valid Request, closed once CONNECT_REQUEST is out and then accepted;
  * 2 = valid Request, reset, and accepted once CONNECT_ERROR came;
@@ -1620,6 +1686,7 @@ static Suite *iwcm_suite(void)
 			    0, 4);
 	tcase_add_loop_test(
 		tc, a_raw_client_that_closes_during_the_mpa_exchange_leaves_nothing_behind, 0, 4);
+	tcase_add_test(tc, a_reset_flushes_posted_work_with_econnreset);
 	tcase_add_test(
 		tc, a_listener_at_its_backlog_holds_new_connections_back_instead_of_resetting_them);
 	tcase_add_test(tc,
