@@ -442,7 +442,7 @@ static int run(struct scale *s)
 	struct phase setup, echo, down;
 	uint64_t rss0, rss1;
 	struct sockaddr_storage dst;
-	int ok;
+	int ok, na;
 
 	rss0 = rss_bytes();
 	if (s->server) {
@@ -526,6 +526,8 @@ static int run(struct scale *s)
 	phase_end(&down);
 
 	ok = s->flushed == (uint64_t)s->n * (NRECV - 1);
+	/* server: the client addresses it saw; client: the ones it used */
+	na = s->server ? s->npeer : s->sources;
 	if (s->json) {
 		printf("{\"side\":\"%s\",\"conns\":%d,\"setup_s\":%.3f,\"setup_cpu_s\":%.3f,"
 		       "\"setup_cpu_ms_per_conn\":%.4f,\"rss_per_conn_kib\":%.1f,\"echo_s\":%.3f,"
@@ -534,11 +536,8 @@ static int run(struct scale *s)
 		       s->server ? "server" : "client", s->n, setup.secs, setup.cpu_s,
 		       setup.cpu_s * 1e3 / s->n, (double)(rss1 - rss0) / 1024.0 / s->n, echo.secs,
 		       down.secs, down.cpu_s, s->flushed, (uint64_t)s->n * (NRECV - 1),
-		       s->server ? "peer_addresses" : "source_addresses",
-		       s->server ? s->npeer : s->sources);
+		       s->server ? "peer_addresses" : "source_addresses", na);
 	} else {
-		int na = s->server ? s->npeer : s->sources;
-
 		printf("iwscale %s: %d connections from %d address%s\n",
 		       s->server ? "server" : "client", s->n, na, na == 1 ? "" : "es");
 		printf("  set-up    all established in %.3f s, CPU %.3f s (%.4f ms per "
