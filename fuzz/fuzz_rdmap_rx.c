@@ -18,6 +18,10 @@
  *   bit 7   receiver not ready (cfg.rnr_hold): a Send that finds no receive holds
  *           the stream; the harness then posts another receive (up to NEXTRA per
  *           input) or gives up (rdmap_qp_rx_hold_expire) and feeds the rest
+ * An odd input length makes the harness receive as the verbs do with epoll:
+ * payload the QP names with rdmap_qp_rx_target() (at every split:
+ * cfg.rx_direct_min 1) is copied there and reported with
+ * rdmap_qp_rx_placed(), and other reads stop where the QP bounds them.
  * In reframe mode, STag fields holding 1, 2 or 3 are replaced by the STags the
  * harness registered (remote-write (and remote-atomic), remote-read, and our
  * Read's sink; a tagged segment to the sink gets its TO made relative to the
@@ -28,8 +32,10 @@
  * input, a flush completes every work request exactly once; a failed QP is in
  * TERMINATE or ERROR and keeps failing; rdmap_qp_read_stream never reports
  * more octets than it was given, and fewer only while a message is held,
- * which a receive or giving up always ends.
+ * which a receive or giving up always ends; a target lies inside memory the
+ * harness registered and takes no more than the QP said.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +66,7 @@ struct harness {
 	unsigned posted;
 	unsigned completed;
 	unsigned extra; /* receives posted for held messages */
+	bool direct;	/* receive into place (odd input length) */
 };
 
 static void drain(struct harness *h)
@@ -170,6 +177,49 @@ static void feed(struct harness *h, const uint8_t *p, size_t n)
 	drain(h);
 }
 
+static bool inside(const uint8_t *t, size_t k, const void *buf, size_t len)
+{
+	const uint8_t *b = buf;
+
+	return t >= b && k <= len && t - b <= (ptrdiff_t)(len - k);
+}
+
+/* Receive as the verbs do with epoll: into place where the QP says so. */
+static void feed_direct(struct harness *h, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		size_t len = 0, k;
+		uint8_t *t = rdmap_qp_rx_target(h->qp, &len);
+
+		if (t) {
+			k = len < n ? len : n;
+			if (!len || !(inside(t, k, h->recv, sizeof(h->recv)) ||
+				      inside(t, k, h->remote_w, sizeof(h->remote_w)) ||
+				      inside(t, k, h->sink, sizeof(h->sink))))
+				abort();
+			memcpy(t, p, k);
+			if (rdmap_qp_rx_placed(h->qp, k) != IW_OK)
+				abort(); /* only a failed QP refuses, and it offers no target */
+			drain(h);
+		} else {
+			k = len && len < n ? len : n;
+			feed(h, p, k);
+			if (rdmap_qp_state(h->qp) != RDMAP_QP_RTS)
+				return;
+		}
+		p += k;
+		n -= k;
+	}
+}
+
+static void feed_any(struct harness *h, const uint8_t *p, size_t n)
+{
+	if (h->direct)
+		feed_direct(h, p, n);
+	else
+		feed(h, p, n);
+}
+
 static void feed_reframed(struct harness *h, const uint8_t *p, size_t n, bool markers)
 {
 	struct mpa_tx tx;
@@ -199,7 +249,7 @@ static void feed_reframed(struct harness *h, const uint8_t *p, size_t n, bool ma
 			memcpy(wire + w, f.iov[i].iov_base, f.iov[i].iov_len);
 			w += f.iov[i].iov_len;
 		}
-		feed(h, wire, w);
+		feed_any(h, wire, w);
 	}
 }
 
@@ -262,6 +312,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	cfg.rfc7306 = mode & 64;
 	cfg.rnr_hold = mode & 128;
+	h.direct = size & 1;
+	cfg.rx_direct_min = h.direct ? 1 : 0;
 	if (rdmap_qp_create(&cfg, &h.qp) != IW_OK)
 		abort();
 
@@ -306,7 +358,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (reframe)
 		feed_reframed(&h, data + 1, size - 1, markers);
 	else
-		feed(&h, data + 1, size - 1);
+		feed_any(&h, data + 1, size - 1);
 
 	/* Nothing posted is lost: a flush completes whatever is still outstanding. */
 	rdmap_qp_flush(h.qp);

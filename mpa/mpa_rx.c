@@ -284,6 +284,59 @@ ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 	return (ssize_t)len;
 }
 
+size_t mpa_rx_payload_room(const struct mpa_rx *rx)
+{
+	size_t room, in_iv;
+
+	if (!rx || rx->state != MPA_RX_PAYLOAD)
+		return 0;
+	room = rx->ulpdu_len - rx->done;
+	if (rx->cfg.markers) {
+		/* only up to the next Marker (§4.3); never while inside one */
+		in_iv = rx->pos % MPA_MARKER_INTERVAL;
+		if (in_iv < MPA_MARKER_LEN)
+			return 0;
+		room = IW_MIN(room, MPA_MARKER_INTERVAL - in_iv);
+	}
+	return room;
+}
+
+int mpa_rx_payload_placed(struct mpa_rx *rx, const void *p, size_t n)
+{
+	if (!rx)
+		return IW_EINVAL;
+	if (rx->state == MPA_RX_DEAD)
+		return rx->error;
+	if (n > mpa_rx_payload_room(rx) || (n && !p))
+		return IW_EINVAL;
+	rx_crc(rx, p, n);
+	rx->done += (uint32_t)n;
+	rx->pos += (uint32_t)n;
+	if (rx->done == rx->ulpdu_len)
+		rx_ulpdu_end(rx);
+	return IW_OK;
+}
+
+size_t mpa_rx_fpdu_left(const struct mpa_rx *rx)
+{
+	size_t trailer;
+
+	if (!rx || rx->cfg.markers)
+		return 0;
+	trailer = mpa_pad_len(rx->ulpdu_len) + MPA_CRC_LEN;
+	switch (rx->state) {
+	case MPA_RX_HDR:
+	case MPA_RX_PAYLOAD:
+		return rx->ulpdu_len - rx->done + trailer;
+	case MPA_RX_PAD:
+		return trailer - rx->done;
+	case MPA_RX_CRC:
+		return MPA_CRC_LEN - rx->done;
+	default:
+		return 0;
+	}
+}
+
 const char *mpa_rx_state_name(enum mpa_rx_state st)
 {
 	static const char *const names[] = {

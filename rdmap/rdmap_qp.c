@@ -191,6 +191,17 @@ enum qp_rx_kind {
 	RX_ARESP, /* RFC 7306 Atomic Response */
 };
 
+/* Receiving into place (rdmap_qp_rx_target): a ULPDU of QP_RX_BIG_FACTOR times
+ * cfg.rx_direct_min starts the mode where reads stop after each header... */
+#define QP_RX_BIG_FACTOR 8u
+/* ...for itself and the next FPDUs, as messages alternate a long segment
+ * and a short tail (a 64 KiB message on a 64 KiB MULPDU) */
+#define QP_RX_BIG_KEEP 4u
+/* What a read takes after an FPDU's end in that mode: the ULPDU_Length and
+ * the longer DDP header (untagged, RFC 5041 §4.3), enough for a Send's or a
+ * Write's payload to start in place. */
+#define QP_RX_LOOKAHEAD (MPA_ULPDU_LEN_LEN + DDP_UNTAGGED_HDR_LEN)
+
 /* The segment being received. */
 struct qp_rxseg {
 	enum qp_rx_kind kind;
@@ -260,6 +271,8 @@ struct rdmap_qp {
 	/* cfg.rnr_hold: a QN 0 message waits for a receive; the wait was given up */
 	bool rx_held, hold_expired;
 	bool rx_in_hdr; /* rx_header_done is judging a header (rx_fail defers) */
+	/* rdmap_qp_rx_target: FPDUs for which reads still stop after the header */
+	uint8_t rx_big_left;
 	struct qp_rxseg seg;
 	/* the RDMA Write being received (RFC 7306: the length an Immediate Data reports) */
 	uint32_t rx_write_acc; /* octets of the current Write message so far */
@@ -1575,6 +1588,10 @@ static int rx_on_header(void *user, const uint8_t *hdr, size_t have, size_t ulpd
 	if (want > have)
 		return (int)want;
 	qp->rx_held = false;
+	if (ulpdu_len >= (size_t)qp->cfg.rx_direct_min * QP_RX_BIG_FACTOR)
+		qp->rx_big_left = QP_RX_BIG_KEEP;
+	else if (qp->rx_big_left)
+		qp->rx_big_left--;
 	qp->rx_in_hdr = true;
 	r = rx_header_done(qp, hdr, have, ulpdu_len);
 	qp->rx_in_hdr = false;
@@ -1732,6 +1749,95 @@ static int rx_on_payload(void *user, size_t off, const uint8_t *p, size_t n)
 		break; /* a Terminate's excess octets are ignored */
 	}
 	return IW_OK;
+}
+
+/*
+ * Receiving into place.  The payload of a segment is placed where
+ * rx_on_payload would put it, but by the caller's recv() itself; that saves a
+ * copy of every payload octet through the receive buffer (and that buffer's
+ * share of the cache).  Worth a read of its own only for a long span, so
+ * only while large segments arrive do reads stop right after each header
+ * (QP_RX_BIG_FACTOR).
+ */
+/* Where a Send's payload octet at message offset pos goes, when the SGE holding
+ * it is contiguous; *room is cut to what that SGE still holds. */
+static uint8_t *rx_send_span(struct rdmap_qp *qp, uint64_t pos, size_t *room)
+{
+	const struct qp_rqe *r = &qp->rq[qp->rq_head];
+
+	for (int i = 0; i < r->wr.num_sge; i++) {
+		uint64_t len = r->wr.sg[i].length;
+
+		if (pos >= len) {
+			pos -= len;
+			continue;
+		}
+		if (ddp_stag_ref_scattered(&r->ref[i]) || !r->dst[i])
+			return NULL;
+		*room = (size_t)IW_MIN((uint64_t)*room, len - pos);
+		return r->dst[i] + pos;
+	}
+	return NULL;
+}
+
+/* The target of the next payload octets and how many go there, or NULL. */
+static uint8_t *rx_direct_dst(struct rdmap_qp *qp, size_t *room)
+{
+	struct qp_rxseg *s = &qp->seg;
+	size_t poff;
+
+	*room = mpa_rx_payload_room(&qp->rx);
+	if (!*room || !qp_live(qp) || qp->rx_held)
+		return NULL;
+	poff = qp->rx.done - s->gathered;
+	switch (s->kind) {
+	case RX_WRITE:
+	case RX_RRESP:
+		/* dst is NULL for a scattered target (placed span by span) */
+		return s->dst ? s->dst + poff : NULL;
+	case RX_SEND:
+		return rx_send_span(qp, (uint64_t)s->h.mo + poff, room);
+	default:
+		return NULL;
+	}
+}
+
+uint8_t *rdmap_qp_rx_target(struct rdmap_qp *qp, size_t *len)
+{
+	uint8_t *dst;
+	size_t room;
+
+	if (!len)
+		return NULL;
+	*len = 0;
+	if (!qp)
+		return NULL;
+	dst = rx_direct_dst(qp, &room);
+	if (dst && room >= qp->cfg.rx_direct_min &&
+	    (!qp->sl_count || tx_protect(qp, dst, room) == IW_OK)) {
+		*len = room;
+		return dst;
+	}
+	if (qp->rx_big_left && !qp->rx.cfg.markers && qp_live(qp))
+		*len = mpa_rx_fpdu_left(&qp->rx) + QP_RX_LOOKAHEAD;
+	return NULL;
+}
+
+int rdmap_qp_rx_placed(struct rdmap_qp *qp, size_t n)
+{
+	uint8_t *dst;
+	size_t room;
+
+	if (!qp)
+		return IW_EINVAL;
+	if (!qp_live(qp))
+		return qp->error ? qp->error : IW_ESTATE;
+	if (n == 0)
+		return IW_OK;
+	dst = rx_direct_dst(qp, &room);
+	if (!dst || n > room)
+		return IW_EINVAL;
+	return mpa_rx_payload_placed(&qp->rx, dst, n);
 }
 
 static void ird_push(struct rdmap_qp *qp, const struct rdmap_read_req *rr,
@@ -2225,6 +2331,8 @@ int rdmap_qp_create(const struct rdmap_qp_config *cfg, struct rdmap_qp **out)
 	if (!qp)
 		return IW_ENOMEM;
 	qp->cfg = *cfg;
+	if (!qp->cfg.rx_direct_min)
+		qp->cfg.rx_direct_min = RDMAP_QP_RX_DIRECT_MIN;
 	qp->ord_lim = IW_MIN((uint32_t)cfg->mpa.ord, cfg->sq_depth);
 	qp->ird_lim = IW_MIN((uint32_t)cfg->mpa.ird, QP_IRD_CAP);
 	qp->rd_size = qp->ord_lim + 1; /* + the Read RTR */

@@ -147,6 +147,7 @@ struct iwcm_id_int {
 	 * the one the engine's next recv fills. */
 	uint8_t *rxbuf, *rxcur;
 	size_t rxcap;
+	bool rx_direct; /* rxcur is payload's target (rdmap_qp_rx_target) */
 	struct mpa_setup *mpa;
 	struct iwv_qp *qp; /* attached QP: we are its link (iwv_qp_link.h) */
 	uint8_t conn_pd[MPA_PD_MAX];
@@ -707,6 +708,12 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n);
  * them out), for a read started while another connection's octets are being
  * processed (a posted receive resumes a held stream), and always with
  * io_uring, whose recv keeps its buffer while in flight.
+ *
+ * With epoll, the payload of a large segment skips the buffer: ep_rx_buf
+ * first asks the QP where the next octets belong (rdmap_qp_rx_target); a
+ * span of payload with one contiguous target is read straight into it and
+ * reported with rdmap_qp_rx_placed, and otherwise the QP may bound the read
+ * so it ends after the next header (while large segments arrive).
  */
 static uint8_t *rx_own_alloc(struct iwcm_id_int *id)
 {
@@ -1055,12 +1062,34 @@ static void mpa_rx(struct iwcm_id_int *id, const uint8_t *buf, size_t n)
 /* Endpoint callbacks                                                       */
 /* ---------------------------------------------------------------------- */
 
+/* What ep_rx does with the octets of id's next read: the QP's. */
+static bool rx_to_qp(const struct iwcm_id_int *id)
+{
+	return id->state == ID_ACCEPTING || id->state == ID_ESTABLISHED || id->state == ID_CLOSING;
+}
+
 static void ep_rx_buf(struct iwv_ep *ep, void **buf, size_t *len)
 {
 	struct iwcm_id_int *id = ep->owner;
 
+	size_t bound = 0;
+	uint8_t *t;
+
 	/* (nothing is read while octets are held: the engine is paused) */
+	if (id->qp && rx_to_qp(id) && !iwv_engine_rx_lent(id->ctx->eng)) {
+		/* payload straight into place, or a read that stops after the
+		 * next header so the payload behind it can (iwcm.c, rx_buffer) */
+		t = rdmap_qp_rx_target(id_rq(id), &bound);
+		if (t) {
+			id->rx_direct = true;
+			*buf = id->rxcur = t;
+			*len = bound;
+			return;
+		}
+	}
 	*buf = id->rxcur = rx_buffer(id, len);
+	if (bound && bound < *len)
+		*len = bound;
 }
 
 static void ep_rx(struct iwv_ep *ep, ssize_t n)
@@ -1071,10 +1100,20 @@ static void ep_rx(struct iwv_ep *ep, ssize_t n)
 	bool shared = buf && buf == ctx->rx_shared;
 
 	id->rxcur = NULL;
-	if (!id->ep_on)
+	if (!id->ep_on) {
+		id->rx_direct = false;
 		return;
+	}
 	if (n <= 0) {
+		id->rx_direct = false;
 		conn_lost(id, n);
+		return;
+	}
+	if (id->rx_direct) {
+		id->rx_direct = false;
+		/* (an error failed the QP, which queued its Terminate) */
+		(void)rdmap_qp_rx_placed(id_rq(id), (size_t)n);
+		conn_after(id);
 		return;
 	}
 	/* the octets are processed here and now; a read of another connection

@@ -491,6 +491,29 @@ IW_EXPORT int mpa_rx_init(struct mpa_rx *rx, const struct mpa_rx_config *cfg,
  */
 IW_EXPORT ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len);
 
+/*
+ * Receiving payload straight into its final place (no receive buffer in
+ * between).  mpa_rx_payload_room() says how many octets from the current
+ * stream position on are ULPDU payload with no Marker among them: 0 unless
+ * the machine is inside a ULPDU's payload (the header has been judged).  The
+ * caller may then put up to that many stream octets where the layer above
+ * places them itself and report them with mpa_rx_payload_placed(), which
+ * counts them into the CRC from where they now are and moves on exactly as
+ * mpa_rx_read_stream() would have, minus the ulpdu_payload callback.  The CRC
+ * is judged at the end of the FPDU as always (fpdu_done or IW_EMPA_CRC from
+ * the read_stream that brings the CRC field).  IW_EINVAL (machine unchanged)
+ * for more than the room; the machine's error once it is DEAD.
+ *
+ * mpa_rx_fpdu_left() is the number of stream octets to the end of the
+ * current FPDU (PAD and CRC included) where it is known without Markers;
+ * 0 between FPDUs, while the ULPDU_Length field is incomplete, and whenever
+ * Markers are on.  A caller that wants to stop
+ * reading right after the next header uses it to size that read.
+ */
+IW_EXPORT size_t mpa_rx_payload_room(const struct mpa_rx *rx);
+IW_EXPORT int mpa_rx_payload_placed(struct mpa_rx *rx, const void *p, size_t n);
+IW_EXPORT size_t mpa_rx_fpdu_left(const struct mpa_rx *rx);
+
 IW_EXPORT const char *mpa_rx_state_name(enum mpa_rx_state st);
 
 /* ---------------------------------------------------------------------- */

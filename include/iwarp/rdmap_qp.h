@@ -200,6 +200,11 @@ struct rdmap_qp_config {
 	 * (rdmap_qp_rx_hold_expire()).  Off: the RFC 5041 §7.2 "no buffer"
 	 * Terminate at once. */
 	bool rnr_hold;
+	/* Receiving into place (rdmap_qp_rx_target()): the shortest span worth a
+	 * read of its own (0 = RDMAP_QP_RX_DIRECT_MIN); a ULPDU of 8 times that
+	 * makes reads stop after each header for a while.  Tests set 1 to take
+	 * that path at every split. */
+	uint32_t rx_direct_min;
 };
 
 struct rdmap_qp;
@@ -271,6 +276,34 @@ IW_EXPORT int rdmap_qp_poll(struct rdmap_qp *qp, struct rdmap_wc *wc, int n);
  * posted (a call with len 0 offers the held message again).
  */
 IW_EXPORT ssize_t rdmap_qp_read_stream(struct rdmap_qp *qp, const void *buf, size_t len);
+/*
+ * Receiving into place, for a caller that reads the stream itself: with it,
+ * the payload of a large segment goes from the socket straight into its
+ * target instead of through the caller's buffer and a copy.
+ *
+ * rdmap_qp_rx_target() returns the address the next stream octets belong at
+ * when they are payload of the segment being received with one contiguous
+ * destination (an RDMA Write or Read Response into a contiguous target, a
+ * Send into a contiguous part of its receive) and at least
+ * cfg.rx_direct_min (default RDMAP_QP_RX_DIRECT_MIN) of them go there; *len
+ * is how many do.  The caller
+ * then reads at most *len stream octets to that address and reports the
+ * count with rdmap_qp_rx_placed() instead of rdmap_qp_read_stream(): they
+ * are counted into the CRC where they lie and the stream goes on exactly as
+ * if they had been fed; nothing else may touch the QP in between.  Unsent
+ * FPDUs that point into that memory were given private copies first (the
+ * same guard as every placement).
+ *
+ * Otherwise NULL, and *len bounds the caller's next ordinary read: while
+ * large segments arrive, a read that ends right after the next segment's
+ * header lets the payload after it come straight in; 0 means no bound.
+ * Both return values depend only on the state of the receive side, so a
+ * caller may ask before every read.  rdmap_qp_rx_placed() returns IW_OK or
+ * the error that failed the QP, IW_EINVAL for more than *len.
+ */
+#define RDMAP_QP_RX_DIRECT_MIN 2048u
+IW_EXPORT uint8_t *rdmap_qp_rx_target(struct rdmap_qp *qp, size_t *len);
+IW_EXPORT int rdmap_qp_rx_placed(struct rdmap_qp *qp, size_t n);
 /* A message waits for a receive (cfg.rnr_hold). */
 IW_EXPORT bool rdmap_qp_rx_held(const struct rdmap_qp *qp);
 /* Stop waiting: the held message, offered again, fails the QP with the

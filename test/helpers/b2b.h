@@ -89,9 +89,17 @@ struct b2b_opts {
 	struct ddp_stag_table *ext_stags[2];
 	/* pump */
 	enum b2b_split split; /* default WHOLE */
-	uint64_t seed;	      /* RANDOM and STag keys; 0 = th_seed_from_env() */
-	size_t max_chunk;     /* RANDOM: largest piece (default 3000) */
-	uint64_t max_steps;   /* bound on pump steps per b2b_pump call (default 1 << 26) */
+	/* deliver as a socket reader that receives into place would: payload the
+	 * QP names with rdmap_qp_rx_target() is copied there and reported with
+	 * rdmap_qp_rx_placed(), other reads stop where the QP bounds them
+	 * (default: the environment's IW_B2B_DIRECT=1, else off) */
+	bool direct;
+	/* cfg.rx_direct_min of both QPs (0 = the QP's default; IW_B2B_DIRECT=1
+	 * makes it 1: into place at every split) */
+	uint32_t direct_min;
+	uint64_t seed;	    /* RANDOM and STag keys; 0 = th_seed_from_env() */
+	size_t max_chunk;   /* RANDOM: largest piece (default 3000) */
+	uint64_t max_steps; /* bound on pump steps per b2b_pump call (default 1 << 26) */
 };
 
 /* Defaults as documented above. */
@@ -110,6 +118,7 @@ struct b2b {
 	struct th_rng rng;
 	/* observations */
 	uint64_t bytes[2];		  /* octets moved from side i to its peer */
+	uint64_t direct_octets[2];	  /* octets side i received into place (opts.direct) */
 	int rx_err[2];			  /* first negative read_stream() return at side i */
 	uint64_t segs[2][RDMAP_OP_COUNT]; /* segments that left side i, by opcode */
 	uint64_t msgs[2][RDMAP_OP_COUNT]; /* of those, segments with L set */

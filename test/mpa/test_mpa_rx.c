@@ -331,6 +331,137 @@ static size_t build_stream(uint8_t *out, const size_t *lens, size_t n, uint32_t 
 	return o;
 }
 
+/* A consumer that keeps every ULPDU octet at its place in `out`, whether the
+ * machine delivers it (ulpdu_payload) or the caller put it there itself. */
+struct placer {
+	uint8_t *out;
+	size_t base; /* where the current ULPDU starts in out */
+	size_t ulen; /* its length */
+	unsigned ndone;
+};
+
+static int pl_hdr(void *user, const uint8_t *hdr, size_t have, size_t ulpdu_len)
+{
+	struct placer *p = user;
+
+	p->ulen = ulpdu_len;
+	memcpy(p->out + p->base, hdr, have);
+	return (int)have;
+}
+
+static int pl_payload(void *user, size_t off, const uint8_t *src, size_t n)
+{
+	struct placer *p = user;
+
+	RX_REC_CHECK(off + n <= p->ulen);
+	memcpy(p->out + p->base + off, src, n);
+	return IW_OK;
+}
+
+static int pl_done(void *user)
+{
+	struct placer *p = user;
+
+	p->base += p->ulen;
+	p->ndone++;
+	return IW_OK;
+}
+
+static const struct mpa_rx_ops placer_ops = {pl_hdr, pl_payload, pl_done};
+
+/*
+ * Feed stream[0..len) as a receiver that reads payload into place whenever
+ * the machine offers room (and the coin says so), with random read sizes,
+ * checking mpa_rx_fpdu_left() on the way.  Returns the first error.
+ */
+static int feed_placing(struct mpa_rx *rx, struct placer *p, const uint8_t *stream, size_t len,
+			struct th_rng *r, bool always)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		size_t room = mpa_rx_payload_room(rx), left = mpa_rx_fpdu_left(rx), k;
+		ssize_t got;
+
+		if (room && (always || th_rng_next(r) & 1)) {
+			uint8_t *at = p->out + p->base + rx->done;
+			int ret;
+
+			k = (size_t)th_rng_range(r, 1, IW_MIN(room, len - off));
+			/* more than the room is refused and changes nothing */
+			ck_assert_int_eq(mpa_rx_payload_placed(rx, at, room + 1), IW_EINVAL);
+			memcpy(at, stream + off, k);
+			ret = mpa_rx_payload_placed(rx, at, k);
+			if (ret != IW_OK)
+				return ret;
+			off += k;
+			continue;
+		}
+		if (!room)
+			ck_assert_int_eq(mpa_rx_payload_placed(rx, stream, 1), IW_EINVAL);
+		k = (size_t)th_rng_range(r, 1, IW_MIN((size_t)5000, len - off));
+		if (left && left <= len - off && th_rng_next(r) % 4 == 0)
+			k = left; /* exactly to the end of the FPDU */
+		got = mpa_rx_read_stream(rx, stream + off, k);
+		if (got < 0)
+			return (int)got;
+		ck_assert_int_eq(got, (ssize_t)k);
+		if (k == left) {
+			ck_assert_int_eq(rx->state, MPA_RX_LEN);
+			ck_assert_uint_eq(rx->done, 0);
+			ck_assert_uint_eq(mpa_rx_fpdu_left(rx), 0);
+		}
+		off += k;
+	}
+	return IW_OK;
+}
+
+START_TEST(rx_payload_placed_by_the_caller_equals_payload_delivered)
+{
+	static const size_t lens[] = {0, 1, 3, 100, 600, 1500, 4000, 20000, 7, 40000};
+	enum { N = IW_ARRAY_SIZE(lens), TOTAL = 66211 };
+	bool crc = _i & 1, markers = _i & 2;
+	uint8_t *stream = malloc(2 * TOTAL), *ulpdus = malloc(TOTAL), *out = malloc(TOTAL);
+	struct mpa_rx_config cfg;
+	struct th_rng r;
+	struct mpa_rx rx;
+	size_t len;
+
+	ck_assert(stream && ulpdus && out);
+	th_rng_init(&r, th_seed_from_env() + (uint64_t)_i);
+	len = build_stream(stream, lens, N, 0, crc, markers, ulpdus);
+	for (int round = 0; round < 20; round++) {
+		struct placer p = {.out = out};
+
+		memset(out, 0xEE, TOTAL);
+		cfg_for(&cfg, crc, markers, 0);
+		ck_assert_int_eq(mpa_rx_init(&rx, &cfg, &placer_ops, &p), IW_OK);
+		ck_assert_int_eq(feed_placing(&rx, &p, stream, len, &r, round == 0), IW_OK);
+		ck_assert_uint_eq(p.ndone, N);
+		ck_assert_uint_eq(p.base, TOTAL);
+		ck_assert_mem_eq(out, ulpdus, TOTAL);
+	}
+
+	/* an octet damaged in payload that went into place: the CRC still catches it */
+	if (crc) {
+		struct placer p = {.out = out};
+		size_t at = len - 20000; /* inside the last ULPDU's payload */
+
+		stream[at] ^= 0x01;
+		cfg_for(&cfg, crc, markers, 0);
+		ck_assert_int_eq(mpa_rx_init(&rx, &cfg, &placer_ops, &p), IW_OK);
+		ck_assert_int_eq(feed_placing(&rx, &p, stream, len, &r, true), IW_EMPA_CRC);
+		ck_assert_uint_eq(p.ndone, N - 1);
+		ck_assert_int_eq(rx.state, MPA_RX_DEAD);
+		ck_assert_int_eq(mpa_rx_payload_placed(&rx, out, 0), IW_EMPA_CRC);
+		ck_assert_uint_eq(mpa_rx_payload_room(&rx), 0);
+	}
+	free(stream);
+	free(ulpdus);
+	free(out);
+}
+END_TEST
+
 START_TEST(rx_marker_between_fpdus_belongs_to_the_next_one)
 {
 	/* 4 + (2 + 502 + 4) = 512: the Marker at 512 sits between the two FPDUs */
@@ -701,6 +832,7 @@ static Suite *mpa_rx_suite(void)
 	tcase_add_test(tc, rx_wrong_marker_with_a_valid_crc_is_a_marker_error);
 	tcase_add_test(tc, rx_marker_reserved_and_low_pointer_bits_are_ignored);
 	tcase_add_test(tc, rx_marker_between_fpdus_belongs_to_the_next_one);
+	tcase_add_loop_test(tc, rx_payload_placed_by_the_caller_equals_payload_delivered, 0, 4);
 	tcase_add_test(tc, rx_stream_position_wraps_modulo_2_32);
 	tcase_add_test(tc, rx_length_over_max_ulpdu_is_a_len_error_at_once);
 	tcase_add_test(tc, rx_header_first_call_has_min_of_hdr_min_and_length);

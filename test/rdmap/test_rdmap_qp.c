@@ -36,6 +36,7 @@ struct xcase {
 	bool crc, mab, mba;
 	enum b2b_split split;
 	bool shared;
+	bool direct; /* received into place at every split (b2b opts.direct) */
 };
 
 static uint8_t wire_opcode(enum rdmap_wr_opcode op)
@@ -124,6 +125,10 @@ static struct b2b *make(const struct xcase *c)
 	o.markers_ba = c->mba;
 	o.split = c->split;
 	o.shared_stags = c->shared;
+	if (c->direct) {
+		o.direct = true;
+		o.direct_min = 1;
+	}
 	return b2b_create(&o);
 }
 
@@ -230,6 +235,9 @@ static void run_xfer(const struct xcase *c)
 	ck_assert_int_eq(b->rx_err[0], 0);
 	ck_assert_int_eq(b->rx_err[1], 0);
 
+	/* octet by octet, every payload octet is offered into place */
+	if (c->direct && len && c->split == B2B_SPLIT_OCTET)
+		ck_assert_uint_gt(b->direct_octets[c->op == RDMAP_WR_READ ? B2B_A : B2B_B], 0);
 	b2b_dereg(b, is_send(c->op) || c->op == RDMAP_WR_WRITE ? B2B_A : B2B_B, lsrc);
 	b2b_dereg(b, is_send(c->op) || c->op == RDMAP_WR_WRITE ? B2B_B : B2B_A, ldst);
 	if (victim) {
@@ -320,6 +328,141 @@ static const enum rdmap_wr_opcode big_ops[BIG_OPS] = {
 	RDMAP_WR_SEND,	      RDMAP_WR_SEND_SE, RDMAP_WR_SEND_INV,
 	RDMAP_WR_SEND_SE_INV, RDMAP_WR_WRITE,	RDMAP_WR_READ,
 };
+
+/*
+ * Receiving into place (rdmap_qp_rx_target / rdmap_qp_rx_placed) at every
+ * split point: _i / 4 picks Send, RDMA Write or RDMA Read, _i & 1 the CRC,
+ * _i & 2 Markers both ways (their positions cut the spans); every size and
+ * split policy, as the QP's own delivery above.
+ */
+START_TEST(receive_into_place_delivers_every_op_size_and_split)
+{
+	static const enum rdmap_wr_opcode ops[3] = {RDMAP_WR_SEND, RDMAP_WR_WRITE, RDMAP_WR_READ};
+
+	for (int sz = 0; sz < SZ_COUNT; sz++) {
+		for (int sp = B2B_SPLIT_WHOLE; sp <= B2B_SPLIT_RANDOM; sp++) {
+			struct xcase c = {
+				.op = ops[_i / 4],
+				.size = (enum sz)sz,
+				.crc = _i & 1,
+				.mab = _i & 2,
+				.mba = _i & 2,
+				.split = (enum b2b_split)sp,
+				.direct = true,
+			};
+
+			run_xfer(&c);
+		}
+	}
+}
+END_TEST
+
+/* Flip the octet at stream offset 500,001 of side `from`: payload of its
+ * eighth 64 KiB FPDU, which goes into place. */
+struct flip {
+	int from;
+	bool done;
+};
+
+static void flip_payload(struct b2b *b, int from, uint8_t *buf, size_t len, void *arg)
+{
+	struct flip *f = arg;
+
+	uint64_t start = b->bytes[from] - len, at = 500001;
+
+	if (from != f->from || f->done || at < start || at >= start + len)
+		return;
+	buf[at - start] ^= 0x40;
+	f->done = true;
+}
+
+/*
+ * The default thresholds on a loopback-sized MULPDU (64 KiB FPDUs): nearly
+ * all of a 1 MiB Write, Send or Read Response goes into place, reads stop
+ * after headers, and with the CRC on a damaged octet received into place
+ * still fails the stream with MPA's CRC error and the LLP Terminate
+ * (RFC 5044 §8, RFC 5040 §5.4), not a completion.  _i: op (/ 4), CRC (& 1),
+ * damage (& 2, with the CRC on only).
+ */
+START_TEST(large_segments_go_into_place_with_the_default_thresholds)
+{
+	static const enum rdmap_wr_opcode ops[3] = {RDMAP_WR_SEND, RDMAP_WR_WRITE, RDMAP_WR_READ};
+	enum { LEN = 1 << 20 };
+	enum rdmap_wr_opcode op = ops[_i / 4];
+	bool crc = _i & 1, damage = (_i & 2) && crc;
+	int tx = op == RDMAP_WR_READ ? B2B_B : B2B_A, rx = b2b_peer(tx);
+	struct flip flip = {.from = tx};
+	uint8_t *src = malloc(LEN), *dst = calloc(1, LEN);
+	uint32_t lsrc, ldst;
+	struct b2b_opts o;
+	struct rdmap_wc wc;
+	struct b2b *b;
+
+	ck_assert(src && dst);
+	b2b_opts_default(&o);
+	o.crc = crc;
+	o.emss = 65483; /* the MSS of Linux loopback */
+	o.direct = true;
+	o.direct_min = 0; /* the QP's default */
+	o.split = B2B_SPLIT_WHOLE;
+	b = b2b_create(&o);
+	th_rng_fill(&b->rng, src, LEN);
+	if (damage) {
+		b->wire_hook = flip_payload;
+		b->hook_arg = &flip;
+	}
+	lsrc = b2b_reg(b, tx, src, LEN,
+		       op == RDMAP_WR_READ ? DDP_ACCESS_REMOTE_READ : DDP_ACCESS_LOCAL_WRITE);
+	ldst = b2b_reg(b, rx, dst, LEN,
+		       op == RDMAP_WR_WRITE ? DDP_ACCESS_REMOTE_WRITE : DDP_ACCESS_LOCAL_WRITE);
+	if (op == RDMAP_WR_SEND) {
+		ck_assert_int_eq(b2b_post_recv(b, B2B_B, 100, dst, LEN, ldst), IW_OK);
+		ck_assert_int_eq(b2b_post_send(b, B2B_A, RDMAP_WR_SEND, RDMAP_WR_SIGNALED, 1, src,
+					       LEN, lsrc),
+				 IW_OK);
+	} else if (op == RDMAP_WR_WRITE) {
+		ck_assert_int_eq(b2b_post_rdma(b, B2B_A, op, RDMAP_WR_SIGNALED, 1, src, LEN, lsrc,
+					       ldst, (uintptr_t)dst),
+				 IW_OK);
+	} else {
+		ck_assert_int_eq(b2b_post_rdma(b, B2B_A, op, RDMAP_WR_SIGNALED, 1, dst, LEN, ldst,
+					       lsrc, (uintptr_t)src),
+				 IW_OK);
+	}
+	b2b_pump(b);
+	if (damage) {
+		ck_assert(flip.done);
+		ck_assert_int_eq(b->rx_err[rx], IW_EMPA_CRC);
+		ck_assert_uint_gt(b->direct_octets[rx], 0);
+		ck_assert_ptr_nonnull(rdmap_qp_term_sent(b->qp[rx]));
+		ck_assert_ptr_nonnull(rdmap_qp_term_received(b->qp[tx]));
+		/* B's receive (Send) is flushed, never completed with the bad data */
+		if (op == RDMAP_WR_SEND) {
+			ck_assert_int_eq(rdmap_qp_poll(b->qp[B2B_B], &wc, 1), 1);
+			ck_assert_int_ne(wc.status, RDMAP_WC_SUCCESS);
+		}
+	} else {
+		ck_assert_int_eq(b->rx_err[0], 0);
+		ck_assert_int_eq(b->rx_err[1], 0);
+		ck_assert(memcmp(dst, src, LEN) == 0);
+		/* all but the headers' read-ahead and short tails went into place */
+		ck_assert_uint_ge(b->direct_octets[rx], (uint64_t)LEN * 9 / 10);
+		ck_assert_int_eq(rdmap_qp_poll(b->qp[B2B_A], &wc, 1), 1);
+		ck_assert_int_eq(wc.status, RDMAP_WC_SUCCESS);
+		if (op == RDMAP_WR_SEND) {
+			ck_assert_int_eq(rdmap_qp_poll(b->qp[B2B_B], &wc, 1), 1);
+			ck_assert_int_eq(wc.status, RDMAP_WC_SUCCESS);
+			ck_assert_uint_eq(wc.byte_len, LEN);
+		}
+		b2b_dereg(b, tx, lsrc);
+		b2b_dereg(b, rx, ldst);
+		b2b_check_clean(b, RDMAP_QP_RTS);
+	}
+	b2b_destroy(b);
+	free(src);
+	free(dst);
+}
+END_TEST
 
 START_TEST(sixteen_mib_messages_arrive_intact)
 {
@@ -1182,6 +1325,8 @@ static Suite *rdmap_qp_suite(void)
 	tcase_add_loop_test(ops, rdma_write_places_data_before_the_following_send_arrives, 0, 8);
 	tcase_add_loop_test(ops, rdma_read_fetches_peer_memory_of_every_size, 0, 8);
 	tcase_add_test(ops, operations_work_with_one_shared_stag_table);
+	tcase_add_loop_test(ops, receive_into_place_delivers_every_op_size_and_split, 0, 12);
+	tcase_add_loop_test(ops, large_segments_go_into_place_with_the_default_thresholds, 0, 12);
 	suite_add_tcase(s, ops);
 
 	tcase_set_timeout(big, 300);
