@@ -709,7 +709,9 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n);
  * processed (a posted receive resumes a held stream), and always with
  * io_uring, whose recv keeps its buffer while in flight.
  *
- * With epoll, the payload of a large segment skips the buffer: ep_rx_buf
+ * With epoll and attr.rx_direct, the payload of a large segment skips the
+ * buffer (off by default: measured slower on loopback, docs/architecture.md
+ * section 1): ep_rx_buf
  * first asks the QP where the next octets belong (rdmap_qp_rx_target); a
  * span of payload with one contiguous target is read straight into it and
  * reported with rdmap_qp_rx_placed, and otherwise the QP may bound the read
@@ -1076,7 +1078,8 @@ static void ep_rx_buf(struct iwv_ep *ep, void **buf, size_t *len)
 	uint8_t *t;
 
 	/* (nothing is read while octets are held: the engine is paused) */
-	if (id->qp && rx_to_qp(id) && !iwv_engine_rx_lent(id->ctx->eng)) {
+	if (id->ctx->attr.rx_direct && id->qp && rx_to_qp(id) &&
+	    !iwv_engine_rx_lent(id->ctx->eng)) {
 		/* payload straight into place, or a read that stops after the
 		 * next header so the payload behind it can (iwcm.c, rx_buffer) */
 		t = rdmap_qp_rx_target(id_rq(id), &bound);

@@ -134,6 +134,7 @@ void iwv_context_attr_default(struct iwv_context_attr *attr)
 	memset(attr, 0, sizeof(*attr));
 	attr->engine = IWV_ENGINE_DEFAULT;
 	attr->engine_thread = -1;
+	attr->rx_direct = -1;
 	attr->max_mr = 65536;
 	attr->rx_buf_size = 256 * 1024;
 }
@@ -186,6 +187,11 @@ struct iwv_context *iwv_open_context(const struct iwv_context_attr *attr_in)
 		const char *e = getenv("IWARP_ENGINE_THREAD");
 
 		attr.engine_thread = e && *e && strcmp(e, "0") != 0;
+	}
+	if (attr.rx_direct < 0) {
+		const char *e = getenv("IWARP_RX_DIRECT");
+
+		attr.rx_direct = e && *e && strcmp(e, "0") != 0;
 	}
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx) {

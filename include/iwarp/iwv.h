@@ -63,6 +63,9 @@ struct iwv_context_attr {
 	uint32_t max_mr;      /* STag table size (default 65536) */
 	uint32_t rx_buf_size; /* receive buffer (default 256 KiB): epoll, one per context,
 				 shared by its connections; io_uring, one per connection */
+	int rx_direct;	      /* epoll: 1 reads the payload of large segments straight into
+				 its target (rdmap_qp_rx_target), 0 through the receive
+				 buffer; -1: as IWARP_RX_DIRECT says (the default: off) */
 };
 
 struct iwv_context {
