@@ -640,6 +640,10 @@ START_TEST(opt_values_are_stored)
 	ck_assert_int_eq(o.cm.trace, true);
 	ck_assert_int_eq(opt(&o, IWT_OPT_ENGINE_THREAD, NULL), 0);
 	ck_assert_int_eq(o.engine_thread, true);
+	ck_assert_int_eq(opt(&o, IWT_OPT_RX_DIRECT, "on"), 0);
+	ck_assert_int_eq(o.rx_direct, 1);
+	ck_assert_int_eq(opt(&o, IWT_OPT_RX_DIRECT, "off"), 0);
+	ck_assert_int_eq(o.rx_direct, 0);
 	ck_assert_str_eq(captured, "");
 }
 END_TEST
@@ -671,6 +675,7 @@ START_TEST(opt_refusals_say_what_and_why_in_one_line)
 		 "iwtest: invalid value '60001' for --first-fpdu-delay: must be from 0 to 60000\n"},
 		{IWT_OPT_ENGINE, "poll",
 		 "iwtest: invalid value 'poll' for --engine: uring, epoll or auto\n"},
+		{IWT_OPT_RX_DIRECT, "1", "iwtest: invalid value '1' for --rx-direct: on or off\n"},
 	};
 	struct iwt_opt o;
 
@@ -697,7 +702,7 @@ START_TEST(opt_describe_names_the_rtr_forms_with_p2p)
 }
 END_TEST
 
-START_TEST(opt_context_attr_carries_engine_and_thread_only)
+START_TEST(opt_context_attr_carries_engine_thread_and_rx_direct_only)
 {
 	struct iwv_context_attr def, attr;
 	struct iwt_opt o;
@@ -708,13 +713,16 @@ START_TEST(opt_context_attr_carries_engine_and_thread_only)
 	/* nothing given: the library defaults, IWARP_ENGINE* still decide */
 	ck_assert_int_eq(attr.engine, IWV_ENGINE_DEFAULT);
 	ck_assert_int_eq(attr.engine_thread, def.engine_thread);
+	ck_assert_int_eq(attr.rx_direct, def.rx_direct);
 	ck_assert_uint_eq(attr.max_mr, def.max_mr);
 	ck_assert_uint_eq(attr.rx_buf_size, def.rx_buf_size);
 	ck_assert_int_eq(opt(&o, IWT_OPT_ENGINE, "uring"), 0);
 	o.engine_thread = true;
+	o.rx_direct = 1;
 	iwt_opt_context_attr(&o, &attr);
 	ck_assert_int_eq(attr.engine, IWV_ENGINE_URING);
 	ck_assert_int_eq(attr.engine_thread, 1);
+	ck_assert_int_eq(attr.rx_direct, 1);
 	ck_assert_uint_eq(attr.max_mr, def.max_mr);
 	ck_assert_uint_eq(attr.rx_buf_size, def.rx_buf_size);
 }
@@ -870,7 +878,7 @@ static Suite *tools_suite(void)
 	TH_ADD_TCASE(s, "opt", opt_defaults_are_the_library_defaults, opt_values_are_stored,
 		     opt_refusals_say_what_and_why_in_one_line,
 		     opt_describe_names_the_rtr_forms_with_p2p,
-		     opt_context_attr_carries_engine_and_thread_only);
+		     opt_context_attr_carries_engine_thread_and_rx_direct_only);
 	TH_ADD_TCASE(s, "err", messages_have_one_shape, log_levels_have_names);
 	TH_ADD_TCASE(s, "sock", tcp_open_listens_connects_and_says_why_it_cannot);
 	TH_ADD_TCASE(s, "verbs", verbs_open_makes_what_the_flags_ask_and_close_undoes_it);

@@ -35,6 +35,7 @@ void iwt_opt_init(struct iwt_opt *o)
 	iwcm_options_default(&o->cm);
 	o->engine = IWV_ENGINE_DEFAULT;
 	o->engine_thread = false;
+	o->rx_direct = -1;
 	o->ird = 0;
 	o->ord = 0;
 }
@@ -127,6 +128,14 @@ int iwt_opt_parse(struct iwt_opt *o, const char *prog, int c, const char *arg)
 	case IWT_OPT_TRACE:
 		o->cm.trace = true;
 		return 0;
+	case IWT_OPT_RX_DIRECT:
+		if (!strcmp(arg, "on"))
+			o->rx_direct = 1;
+		else if (!strcmp(arg, "off"))
+			o->rx_direct = 0;
+		else
+			return iwt_bad_arg(prog, "--rx-direct", arg, "on or off");
+		return 0;
 	case IWT_OPT_FIRST_FPDU_DELAY:
 		if (iwt_num_u64(prog, "--first-fpdu-delay", arg, 0, 60000, 0, &v))
 			return -1;
@@ -183,6 +192,11 @@ void iwt_opt_help(FILE *f)
 	      "      --engine-thread    progress the stack in a thread of its own as well\n"
 	      "                         (default: only inside verbs calls, or as\n"
 	      "                         $IWARP_ENGINE_THREAD=1 says)\n"
+	      "      --rx-direct on|off epoll: read the payload of large segments (16 KiB\n"
+	      "                         and up) straight into its target instead of through\n"
+	      "                         the receive buffer and a copy (default: off, or as\n"
+	      "                         $IWARP_RX_DIRECT=1 says; slower on loopback, may pay\n"
+	      "                         with a NIC)\n"
 	      "      --first-fpdu-delay MS\n"
 	      "                         initiator: wait MS milliseconds between the MPA Reply\n"
 	      "                         and the first FPDU, which Linux siw needs (default\n"
@@ -224,6 +238,7 @@ void iwt_opt_context_attr(const struct iwt_opt *o, struct iwv_context_attr *attr
 	/* without --engine-thread, IWARP_ENGINE_THREAD still decides */
 	if (o->engine_thread)
 		attr->engine_thread = 1;
+	attr->rx_direct = o->rx_direct;
 }
 
 struct iwv_context *iwt_opt_open(const struct iwt_opt *o, const char *prog)

@@ -4,7 +4,7 @@
  *   --mpa-rev 1|2  --crc on|off  --markers on|off  --p2p on|off
  *   --rtr write|read|send  --ird N  --ord N  --engine uring|epoll  --trace
  * plus --first-fpdu-delay MS (the Linux siw start-up pause),
- * --engine-thread, and the liveness and handshake limits (docs/verbs.md):
+ * --engine-thread, --rx-direct on|off, and the liveness and handshake limits (docs/verbs.md):
  *   --keepalive IDLE[,INTVL[,CNT]]  --user-timeout MS  --mpa-timeout MS
  *   --handshake-grace MS.  Parsed with getopt_long: a tool appends IWT_OPT_LONG
  * to its long options and hands every option value >= IWT_OPT_BASE to
@@ -26,6 +26,7 @@ struct iwt_opt {
 	struct iwcm_options cm;	     /* mpa_rev, crc, markers, p2p, rtr, delay, trace */
 	enum iwv_engine_type engine; /* IWV_ENGINE_DEFAULT unless --engine */
 	bool engine_thread;	     /* --engine-thread */
+	int rx_direct;		     /* --rx-direct: 1 on, 0 off, -1 as IWARP_RX_DIRECT says */
 	uint8_t ird, ord;	     /* --ird / --ord (0 = library default) */
 };
 
@@ -46,6 +47,7 @@ enum {
 	IWT_OPT_USER_TIMEOUT,
 	IWT_OPT_MPA_TIMEOUT,
 	IWT_OPT_HANDSHAKE_GRACE,
+	IWT_OPT_RX_DIRECT,
 	IWT_OPT_END,
 };
 
@@ -65,6 +67,7 @@ enum {
 		{"keepalive", required_argument, NULL, IWT_OPT_KEEPALIVE},                         \
 		{"user-timeout", required_argument, NULL, IWT_OPT_USER_TIMEOUT},                   \
 		{"mpa-timeout", required_argument, NULL, IWT_OPT_MPA_TIMEOUT},                     \
+		{"rx-direct", required_argument, NULL, IWT_OPT_RX_DIRECT},                         \
 	{                                                                                          \
 		"handshake-grace", required_argument, NULL, IWT_OPT_HANDSHAKE_GRACE                \
 	}
@@ -79,7 +82,7 @@ void iwt_opt_init(struct iwt_opt *o);
 int iwt_opt_parse(struct iwt_opt *o, const char *prog, int c, const char *arg);
 /* The --help paragraph describing these options (man-page style, 80 columns). */
 void iwt_opt_help(FILE *f);
-/* The verbs context attributes the options say (engine, thread; the rest the
+/* The verbs context attributes the options say (engine, thread, rx_direct; the rest the
  * library defaults), for iwv_open_context or a library that opens the
  * context itself (rpcrdma_config.verbs).  Without --engine-thread,
  * IWARP_ENGINE_THREAD still decides; without --engine, IWARP_ENGINE. */
