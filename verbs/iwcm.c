@@ -711,11 +711,11 @@ static void conn_lost(struct iwcm_id_int *id, ssize_t n);
  *
  * With epoll and attr.rx_direct, the payload of a large segment skips the
  * buffer (off by default: measured slower on loopback, docs/architecture.md
- * section 1): ep_rx_buf
- * first asks the QP where the next octets belong (rdmap_qp_rx_target); a
- * span of payload with one contiguous target is read straight into it and
- * reported with rdmap_qp_rx_placed, and otherwise the QP may bound the read
- * so it ends after the next header (while large segments arrive).
+ * section 1, step 8): ep_rx_buf first asks the QP where the next octets
+ * belong (rdmap_qp_rx_target); a span of payload with one contiguous target
+ * is read straight into it and reported with rdmap_qp_rx_placed, and
+ * otherwise the QP may bound the read so it ends after the next header
+ * (while large segments arrive).
  */
 static uint8_t *rx_own_alloc(struct iwcm_id_int *id)
 {
@@ -1073,7 +1073,6 @@ static bool rx_to_qp(const struct iwcm_id_int *id)
 static void ep_rx_buf(struct iwv_ep *ep, void **buf, size_t *len)
 {
 	struct iwcm_id_int *id = ep->owner;
-
 	size_t bound = 0;
 	uint8_t *t;
 
@@ -1114,7 +1113,8 @@ static void ep_rx(struct iwv_ep *ep, ssize_t n)
 	}
 	if (id->rx_direct) {
 		id->rx_direct = false;
-		/* (an error failed the QP, which queued its Terminate) */
+		/* (cannot fail: the QP named this target just before the read,
+		 * and n is at most what it said) */
 		(void)rdmap_qp_rx_placed(id_rq(id), (size_t)n);
 		conn_after(id);
 		return;
