@@ -596,6 +596,7 @@ struct mnt_wb {
 	uint64_t off;	    /* of data[0] */
 	uint32_t len, done; /* done: octets the server took (short writes) */
 	uint32_t sent;	    /* of the WRITE in flight */
+	uint64_t acks_sent; /* node's w_acks when that WRITE was sent */
 	uint8_t verf[NFS3_VERFSIZE];
 	uint8_t data[];
 };
@@ -761,6 +762,7 @@ static void on_write_reply(struct mnt *m, void *arg, int err, struct nfs3_res *r
 {
 	struct mnt_wb *wb = arg;
 	struct mnt_node *n = wb->node;
+	bool fresh;
 
 	mnt_node_hold(n);	     /* wb_fail and wb_free put the record's hold */
 	wb_set_state(wb, WB_QUEUED); /* what it is again unless done below */
@@ -773,7 +775,10 @@ static void on_write_reply(struct mnt *m, void *arg, int err, struct nfs3_res *r
 		goto out;
 	}
 	m->st.bytes_written += r->count;
-	if (r->has_attr && n->w_inflight == 0)
+	/* (this one no longer counts in w_inflight: wb_set_state above) */
+	fresh = n->w_inflight == 0 && n->w_acks == wb->acks_sent;
+	n->w_acks++;
+	if (r->has_attr && fresh)
 		mnt_attr_set(m, n, &r->attr);
 	else
 		mnt_attr_drop(n);
@@ -825,6 +830,7 @@ static void wb_send(struct mnt *m, struct mnt_wb *wb)
 	xw_u32(c, NFS3_UNSTABLE);
 	xw_u32(c, count); /* the data's length; the data goes from where it is */
 	wb->sent = count;
+	wb->acks_sent = n->w_acks;
 	rc = mnt_call_send_data(m, c, NFS3_WRITE, wb->data + wb->done, count, on_write_reply, wb);
 	if (rc) {
 		wb_fail(m, wb, rc);
@@ -872,7 +878,7 @@ static void on_commit_reply(struct mnt *m, void *arg, int err, struct nfs3_res *
 	n->commit_busy = false;
 	if (!err && r->status != NFS3_OK)
 		err = nfs3_errno(r->status);
-	if (!err && r->has_attr && !mnt_wb_busy(n))
+	if (!err && r->has_attr && !mnt_wb_busy(n) && n->w_acks == n->commit_acks)
 		mnt_attr_set(m, n, &r->attr);
 	for (l = n->writes.next; l != &n->writes; l = next) {
 		struct mnt_wb *wb = wb_of(l);
@@ -923,6 +929,7 @@ static void wb_commit(struct mnt *m, struct mnt_node *n)
 	xw_u32(c, 0);
 	mnt_node_hold(n);
 	n->commit_busy = true;
+	n->commit_acks = n->w_acks;
 	rc = mnt_call_send(m, c, NFS3_COMMIT, 0, on_commit_reply, n);
 	if (rc) {
 		struct nfs3_res r = {.status = EIO};

@@ -46,7 +46,8 @@ struct op {
 	size_t size, have;
 	uint8_t *buf; /* read assembly */
 	uint32_t access;
-	char name[]; /* a name to LOOKUP after a CREATE without a handle */
+	uint64_t wacks; /* READ, GETATTR: the node's w_acks when it was sent */
+	char name[];	/* a name to LOOKUP after a CREATE without a handle */
 };
 
 static struct mnt *mnt_of(fuse_req_t req)
@@ -366,6 +367,9 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 	fuse_reply_none(req);
 }
 
+static void getattr_go(struct mnt_node *n, void *arg);
+static void wait_or_fail(struct op *op, enum mnt_wait cond, mnt_wait_fn fn);
+
 static void on_getattr(struct mnt *m, void *arg, int err, struct nfs3_res *r, struct iw_cursor *c,
 		       const uint8_t *reply, size_t len)
 {
@@ -373,6 +377,12 @@ static void on_getattr(struct mnt *m, void *arg, int err, struct nfs3_res *r, st
 
 	if ((err = res_errno(err, r))) {
 		op_err(op, err);
+		return;
+	}
+	if (op->node->w_acks != op->wacks) {
+		/* a write was acknowledged while this GETATTR was out: its
+		 * attributes may predate it (mnt_node.w_acks), ask again */
+		wait_or_fail(op, MNT_WAIT_DRAIN, getattr_go);
 		return;
 	}
 	mnt_attr_set(m, op->node, &r->attr);
@@ -390,6 +400,7 @@ static void getattr_go(struct mnt_node *n, void *arg)
 	}
 	c = mnt_call_start(op->m, &cur, NFS3_GETATTR, &op->cred);
 	xw_fh(c, &n->fh);
+	op->wacks = n->w_acks;
 	op_send(op, c, NFS3_GETATTR, 0, on_getattr);
 }
 
@@ -853,7 +864,8 @@ static void on_read(struct mnt *m, void *arg, int err, struct nfs3_res *r, struc
 {
 	struct op *op = arg;
 
-	if (r && r->has_attr && !mnt_wb_busy(op->node))
+	/* (not if a write was acknowledged meanwhile: see mnt_node.w_acks) */
+	if (r && r->has_attr && !mnt_wb_busy(op->node) && op->node->w_acks == op->wacks)
 		mnt_attr_set(m, op->node, &r->attr);
 	if ((err = res_errno(err, r))) {
 		op_err(op, err);
@@ -889,6 +901,7 @@ static void send_read(struct op *op)
 	xw_fh(c, &op->node->fh);
 	xw_u64(c, op->off + op->have);
 	xw_u32(c, count);
+	op->wacks = op->node->w_acks;
 	op_send(op, c, NFS3_READ, count, on_read);
 }
 

@@ -83,11 +83,18 @@ struct mnt_node {
 	uint64_t attr_epoch;  /* valid while it equals mnt.epoch */
 	double timeo;	      /* current attribute timeout (s), min..max */
 	/* write-behind (mnt_core.c) */
-	struct iw_list writes;	/* struct mnt_wb, in the order written */
-	unsigned w_queued;	/* waiting for an overlapping write to finish */
-	unsigned w_inflight;	/* sent, no reply yet */
-	unsigned w_unstable;	/* written UNSTABLE, not yet committed */
-	bool commit_busy;	/* a COMMIT is out */
+	struct iw_list writes; /* struct mnt_wb, in the order written */
+	unsigned w_queued;     /* waiting for an overlapping write to finish */
+	unsigned w_inflight;   /* sent, no reply yet */
+	unsigned w_unstable;   /* written UNSTABLE, not yet committed */
+	bool commit_busy;      /* a COMMIT is out */
+	/* WRITE replies received so far.  Replies may overtake one another (the
+	 * server runs calls in parallel), so the post-op attributes of a call
+	 * are trusted only if no WRITE reply came between its sending and its
+	 * reply: otherwise they may predate a write already acknowledged and
+	 * say the file is shorter than it is. */
+	uint64_t w_acks;
+	uint64_t commit_acks;	/* w_acks when the COMMIT out was sent */
 	int werr;		/* first write error, reported by flush / fsync */
 	struct iw_list waiters; /* struct mnt_waiter */
 };
