@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mpa_crc32c_impl.h - private interface between the CRC32c dispatcher
- * (mpa_crc32c.c) and its backends (mpa_crc32c_sse42.c, mpa_crc32c_isal.c).
+ * (mpa_crc32c.c) and its backends (mpa_crc32c_sse42.c, mpa_crc32c_clmul.c,
+ * mpa_crc32c_isal.c).
  *
  * Every backend computes the same function: the raw reflected CRC32c register
  * after feeding `len` octets into register `crc` (no inversion in or out), so
@@ -39,6 +40,11 @@ uint32_t mpa_crc32c_table_update(uint32_t crc, const uint8_t *p, size_t len);
 bool mpa_crc32c_sse42_usable(void);
 void mpa_crc32c_sse42_init(void); /* build the stream-combine tables; called once */
 uint32_t mpa_crc32c_sse42_update(uint32_t crc, const uint8_t *p, size_t len);
+
+/* x86 VPCLMULQDQ folding backend (mpa_crc32c_clmul.c); a stub elsewhere. */
+bool mpa_crc32c_clmul_usable(void);
+void mpa_crc32c_clmul_init(void); /* compute the fold constants; called once */
+uint32_t mpa_crc32c_clmul_update(uint32_t crc, const uint8_t *p, size_t len);
 
 #ifdef IW_HAVE_ISAL
 /* Intel ISA-L crc32_iscsi() (mpa_crc32c_isal.c). */

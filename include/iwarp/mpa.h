@@ -99,10 +99,11 @@ enum mpa_rtr {
 /* ---------------------------------------------------------------------- */
 
 enum mpa_crc32c_impl {
-	MPA_CRC32C_AUTO = 0, /* best available: ISA-L, then SSE4.2, then table */
+	MPA_CRC32C_AUTO = 0, /* best available (mpa_crc32c.c, crc_best) */
 	MPA_CRC32C_TABLE,    /* portable slicing table */
 	MPA_CRC32C_SSE42,    /* x86 crc32 instruction (needs SSE4.2 at run time) */
 	MPA_CRC32C_ISAL,     /* Intel ISA-L crc32_iscsi (needs libisal at build time) */
+	MPA_CRC32C_CLMUL,    /* x86 VPCLMULQDQ folding (needs AVX2 + VPCLMULQDQ at run time) */
 	MPA_CRC32C_IMPL_COUNT
 };
 
@@ -118,7 +119,7 @@ enum mpa_crc32c_impl {
  *	uint32_t crc = mpa_crc32c_final(s);	// the CRC value (0xE3069283 for "123456789")
  * The running state is the raw register; any split of the input gives the same
  * value.  The backend is chosen once, on first use: the environment variable
- * IWARP_CRC32C=table|sse42|isal forces one (for tests), else the best available.
+ * IWARP_CRC32C=table|sse42|isal|clmul forces one (for tests), else the best available.
  */
 IW_EXPORT uint32_t mpa_crc32c_update(uint32_t state, const void *buf, size_t len);
 static inline uint32_t mpa_crc32c_final(uint32_t state)

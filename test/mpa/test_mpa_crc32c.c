@@ -25,12 +25,14 @@
 #define ALIGN_SLACK 64
 /* aligned_alloc() wants a size that is a multiple of the alignment. */
 #define AGREE_BUF_LEN ((BIG_LEN + ALIGN_SLACK + 63) / 64 * 64)
+#define EDGE_LEN      300000
+#define EDGE_BUF_LEN  ((EDGE_LEN + ALIGN_SLACK + 63) / 64 * 64)
 
 static const char check_input[] = "123456789";
 
 /* Concrete backends (not AUTO), available or not. */
 static const enum mpa_crc32c_impl all_impls[] = {MPA_CRC32C_TABLE, MPA_CRC32C_SSE42,
-						 MPA_CRC32C_ISAL};
+						 MPA_CRC32C_ISAL, MPA_CRC32C_CLMUL};
 
 static int usable_impls(enum mpa_crc32c_impl *out)
 {
@@ -42,8 +44,19 @@ static int usable_impls(enum mpa_crc32c_impl *out)
 	return n;
 }
 
+/* The documented order (mpa_crc32c.c, crc_best), written out again. */
 static enum mpa_crc32c_impl expected_best(void)
 {
+	bool avx512 = false;
+
+#if defined(__x86_64__)
+	avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+		 __builtin_cpu_supports("vpclmulqdq");
+#endif
+	if (mpa_crc32c_available(MPA_CRC32C_ISAL) && avx512)
+		return MPA_CRC32C_ISAL;
+	if (mpa_crc32c_available(MPA_CRC32C_CLMUL))
+		return MPA_CRC32C_CLMUL;
 	if (mpa_crc32c_available(MPA_CRC32C_ISAL))
 		return MPA_CRC32C_ISAL;
 	if (mpa_crc32c_available(MPA_CRC32C_SSE42))
@@ -79,7 +92,7 @@ static struct th_rng rng_for(uint64_t salt)
 
 START_TEST(vectors_match_value_and_wire_bytes_for_every_backend)
 {
-	enum mpa_crc32c_impl impls[3];
+	enum mpa_crc32c_impl impls[IW_ARRAY_SIZE(all_impls)];
 	int n = usable_impls(impls);
 
 	for (size_t i = 0; i < IW_ARRAY_SIZE(crc32c_vectors); i++) {
@@ -105,7 +118,7 @@ END_TEST
 
 START_TEST(check_value_of_123456789_is_e3069283_on_every_backend)
 {
-	enum mpa_crc32c_impl impls[3];
+	enum mpa_crc32c_impl impls[IW_ARRAY_SIZE(all_impls)];
 	int n = usable_impls(impls);
 
 	ck_assert_int_ge(n, 1);
@@ -119,7 +132,7 @@ END_TEST
 
 START_TEST(every_backend_works_on_the_raw_register)
 {
-	enum mpa_crc32c_impl impls[3];
+	enum mpa_crc32c_impl impls[IW_ARRAY_SIZE(all_impls)];
 	int n = usable_impls(impls);
 
 	for (int k = 0; k < n; k++) {
@@ -138,7 +151,7 @@ END_TEST
 START_TEST(receiver_residue_over_data_and_wire_crc_is_constant)
 {
 	struct th_rng r = rng_for(0x5E5);
-	enum mpa_crc32c_impl impls[3];
+	enum mpa_crc32c_impl impls[IW_ARRAY_SIZE(all_impls)];
 	int n = usable_impls(impls);
 	static uint8_t buf[4096 + 4];
 
@@ -169,7 +182,7 @@ END_TEST
 START_TEST(incremental_updates_equal_one_shot_for_random_splits)
 {
 	struct th_rng r = rng_for(0x1AC);
-	enum mpa_crc32c_impl impls[3];
+	enum mpa_crc32c_impl impls[IW_ARRAY_SIZE(all_impls)];
 	int n = usable_impls(impls);
 	uint8_t *buf = malloc(BIG_LEN);
 
@@ -202,7 +215,7 @@ END_TEST
 START_TEST(backends_can_hand_a_running_state_to_each_other)
 {
 	struct th_rng r = rng_for(0x4A4D);
-	enum mpa_crc32c_impl impls[3];
+	enum mpa_crc32c_impl impls[IW_ARRAY_SIZE(all_impls)];
 	int n = usable_impls(impls);
 	static uint8_t buf[20000];
 
@@ -242,7 +255,7 @@ static void agree_on(const uint8_t *p, size_t len, const enum mpa_crc32c_impl *i
 START_TEST(backends_agree_on_random_lengths_and_alignments)
 {
 	struct th_rng r = rng_for(0xA11);
-	enum mpa_crc32c_impl impls[3];
+	enum mpa_crc32c_impl impls[IW_ARRAY_SIZE(all_impls)];
 	int n = usable_impls(impls);
 	uint8_t *buf = aligned_alloc(64, AGREE_BUF_LEN);
 
@@ -268,12 +281,39 @@ START_TEST(backends_agree_on_random_lengths_and_alignments)
 }
 END_TEST
 
+/*
+ * Lengths at the edges of the clmul backend's blocks (mpa_crc32c_clmul.c: at
+ * least 4096 octets, steps of 272 = 128 folded + 3 x 48 through crc32, at most
+ * 256 steps a block, so a second block from 69,632 + 544 on), random data at
+ * random alignments; every backend against the table.
+ */
+START_TEST(backends_agree_across_block_edges)
+{
+	struct th_rng r = rng_for(0xB10C);
+	enum mpa_crc32c_impl impls[IW_ARRAY_SIZE(all_impls)];
+	int n = usable_impls(impls);
+	static const size_t lens[] = {4095,	    4096,	    4096 + 272 - 1, 4096 + 272,
+				      69632 - 1,    69632,	    69632 + 543,    69632 + 544,
+				      69632 + 4096, 2 * 69632 + 17, EDGE_LEN};
+	uint8_t *buf = aligned_alloc(64, EDGE_BUF_LEN);
+
+	ck_assert_ptr_nonnull(buf);
+	th_rng_fill(&r, buf, EDGE_LEN + ALIGN_SLACK);
+	for (size_t i = 0; i < IW_ARRAY_SIZE(lens); i++)
+		for (int t = 0; t < 4; t++)
+			agree_on(buf + th_rng_range(&r, 0, ALIGN_SLACK - 1), lens[i], impls, n,
+				 false);
+	free(buf);
+}
+END_TEST
+
 START_TEST(backends_agree_on_all_zero_and_all_one_data)
 {
-	enum mpa_crc32c_impl impls[3];
+	enum mpa_crc32c_impl impls[IW_ARRAY_SIZE(all_impls)];
 	int n = usable_impls(impls);
 	static uint8_t buf[BIG_LEN];
-	static const size_t lens[] = {1, 7, 8, 9, 767, 768, 769, 6143, 6144, 6145, 65536, BIG_LEN};
+	static const size_t lens[] = {1,   7,	8,   9,	   255,	 256,  257,   383,    384,
+				      767, 768, 769, 6143, 6144, 6145, 65536, BIG_LEN};
 
 	for (int fill = 0; fill < 2; fill++) {
 		memset(buf, fill ? 0xFF : 0x00, sizeof(buf));
@@ -301,6 +341,7 @@ START_TEST(impl_names_are_the_environment_words)
 	ck_assert_str_eq(mpa_crc32c_impl_name(MPA_CRC32C_TABLE), "table");
 	ck_assert_str_eq(mpa_crc32c_impl_name(MPA_CRC32C_SSE42), "sse42");
 	ck_assert_str_eq(mpa_crc32c_impl_name(MPA_CRC32C_ISAL), "isal");
+	ck_assert_str_eq(mpa_crc32c_impl_name(MPA_CRC32C_CLMUL), "clmul");
 	ck_assert_str_eq(mpa_crc32c_impl_name(MPA_CRC32C_IMPL_COUNT), "unknown");
 }
 END_TEST
@@ -418,7 +459,7 @@ START_TEST(env_override_forces_a_backend_in_a_fresh_process)
 	expect_probe("", best, false);
 	expect_probe("auto", best, false);
 	expect_probe("table", MPA_CRC32C_TABLE, false);
-	for (int i = MPA_CRC32C_SSE42; i <= MPA_CRC32C_ISAL; i++) {
+	for (int i = MPA_CRC32C_SSE42; i <= MPA_CRC32C_CLMUL; i++) {
 		enum mpa_crc32c_impl impl = (enum mpa_crc32c_impl)i;
 		bool ok = mpa_crc32c_available(impl);
 
@@ -451,6 +492,7 @@ static Suite *crc32c_suite(void)
 	tcase_add_test(tc, backends_can_hand_a_running_state_to_each_other);
 	tcase_add_test(tc, backends_agree_on_random_lengths_and_alignments);
 	tcase_add_test(tc, backends_agree_on_all_zero_and_all_one_data);
+	tcase_add_test(tc, backends_agree_across_block_edges);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("select");
