@@ -89,6 +89,24 @@ static void rx_crc(struct mpa_rx *rx, const uint8_t *p, size_t n)
 		rx->crc_state = mpa_crc32c_update(rx->crc_state, p, n);
 }
 
+/*
+ * The CRC covers every octet of the stream but the CRC fields themselves
+ * (§4.4: ULPDU_Length, ULPDU, PAD and the Markers inside the FPDU), so
+ * mpa_rx_read_stream() runs it over the caller's octets in spans, from *mark
+ * up to end, rather than once per piece: a Marker every 512 octets would
+ * otherwise cost two CRC calls per 508 octets of payload.  The span is closed
+ * where a CRC field starts, before every return, and after RX_CRC_SPAN octets
+ * so the octets are still in cache.
+ */
+#define RX_CRC_SPAN (64u * 1024)
+
+static void rx_crc_span(struct mpa_rx *rx, const uint8_t *p, size_t *mark, size_t end)
+{
+	if (end > *mark)
+		rx_crc(rx, p + *mark, end - *mark);
+	*mark = end;
+}
+
 /* The ULPDU is complete: on to the PAD, or straight to the CRC when there is none. */
 static void rx_ulpdu_end(struct mpa_rx *rx)
 {
@@ -167,7 +185,7 @@ static int rx_fpdu_end(struct mpa_rx *rx)
 ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
-	size_t off = 0;
+	size_t off = 0, crc_mark = 0;
 	int ret;
 
 	if (rx->state == MPA_RX_DEAD)
@@ -186,8 +204,10 @@ ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 			ret = rx_header_call(rx);
 			if (ret < 0)
 				return ret;
-			if (ret == RX_HELD)
+			if (ret == RX_HELD) {
+				rx_crc_span(rx, p, &crc_mark, off);
 				return (ssize_t)off;
+			}
 			continue;
 		}
 		if (off == len)
@@ -199,7 +219,6 @@ ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 			if (in_iv < MPA_MARKER_LEN) {
 				n = IW_MIN(avail, (size_t)(MPA_MARKER_LEN - in_iv));
 				memcpy(rx->marker + in_iv, p + off, n);
-				rx_crc(rx, p + off, n);
 				rx->marker_done = (uint8_t)(in_iv + n);
 				rx->pos += (uint32_t)n;
 				off += n;
@@ -219,7 +238,6 @@ ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 				rx->fpdu_start = rx->pos;
 			n = IW_MIN(avail, (size_t)(MPA_ULPDU_LEN_LEN - rx->done));
 			memcpy(rx->lenbuf + rx->done, p + off, n);
-			rx_crc(rx, p + off, n);
 			rx->done += (uint32_t)n;
 			if (rx->done < MPA_ULPDU_LEN_LEN)
 				break;
@@ -235,12 +253,10 @@ ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 		case MPA_RX_HDR:
 			n = IW_MIN(avail, (size_t)(rx->hdr_want - rx->done));
 			memcpy(rx->hdr + rx->done, p + off, n);
-			rx_crc(rx, p + off, n);
 			rx->done += (uint32_t)n;
 			break;
 		case MPA_RX_PAYLOAD:
 			n = IW_MIN(avail, (size_t)(rx->ulpdu_len - rx->done));
-			rx_crc(rx, p + off, n);
 			if (rx->ops->ulpdu_payload) {
 				ret = rx->ops->ulpdu_payload(rx->user, rx->done, p + off, n);
 				if (ret < 0)
@@ -253,7 +269,6 @@ ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 		case MPA_RX_PAD:
 			n = IW_MIN(avail, (size_t)(mpa_pad_len(rx->ulpdu_len) - rx->done));
 			/* PAD content is not checked (§4.1), only CRC-covered. */
-			rx_crc(rx, p + off, n);
 			rx->done += (uint32_t)n;
 			if (rx->done == mpa_pad_len(rx->ulpdu_len)) {
 				rx->state = MPA_RX_CRC;
@@ -261,8 +276,11 @@ ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 			}
 			break;
 		case MPA_RX_CRC:
+			/* everything before the CRC field, which itself is not covered */
+			rx_crc_span(rx, p, &crc_mark, off);
 			n = IW_MIN(avail, (size_t)(MPA_CRC_LEN - rx->done));
 			memcpy(rx->crcbuf + rx->done, p + off, n);
+			crc_mark = off + n;
 			rx->done += (uint32_t)n;
 			if (rx->done == MPA_CRC_LEN) {
 				rx->pos += (uint32_t)n;
@@ -280,7 +298,10 @@ ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 		}
 		rx->pos += (uint32_t)n;
 		off += n;
+		if (off - crc_mark >= RX_CRC_SPAN)
+			rx_crc_span(rx, p, &crc_mark, off);
 	}
+	rx_crc_span(rx, p, &crc_mark, off);
 	return (ssize_t)len;
 }
 

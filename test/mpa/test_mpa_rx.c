@@ -194,6 +194,82 @@ START_TEST(rx_every_corrupted_octet_is_a_crc_error)
 }
 END_TEST
 
+/*
+ * The CRC runs over spans of the caller's octets (mpa_rx.c, rx_crc_span): long
+ * streams of large FPDUs, Markers on and off, fed in random pieces, arrive
+ * whole, and one flipped bit anywhere (length, header, payload, pad, Marker,
+ * CRC) kills the stream with an error before that FPDU is done.
+ */
+START_TEST(rx_crc_spans_hold_across_random_splits_of_large_fpdus)
+{
+	enum { NFPDU = 5, MAXU = 65000 };
+	struct th_rng r;
+	struct rx_rec rec;
+	uint8_t *ulpdu = malloc(NFPDU * MAXU), *wire = malloc(NFPDU * fpdu_ref_max_len(MAXU));
+	size_t ulen[NFPDU], wlen, ends[NFPDU];
+
+	ck_assert_ptr_nonnull(ulpdu);
+	ck_assert_ptr_nonnull(wire);
+	th_rng_init(&r, th_seed_from_env() ^ 0xC5C5);
+	rx_rec_init(&rec, NFPDU * MAXU);
+	for (int t = 0; t < 40; t++) {
+		bool markers = t & 1, corrupt = t & 2;
+		uint32_t pos = markers ? 4 * (uint32_t)th_rng_range(&r, 0, 200) : 0;
+		struct mpa_rx_config cfg;
+		struct mpa_rx rx;
+		size_t total = 0, off = 0, flip = 0;
+		int ret = IW_OK;
+
+		wlen = 0;
+		for (int k = 0; k < NFPDU; k++) {
+			ulen[k] = (size_t)th_rng_range(&r, 2, MAXU);
+			th_rng_fill(&r, ulpdu + total, ulen[k]);
+			wlen += fpdu_ref_build(wire + wlen, ulpdu + total, ulen[k],
+					       pos + (uint32_t)wlen, markers, true, NULL);
+			ends[k] = wlen;
+			total += ulen[k];
+		}
+		if (corrupt) {
+			flip = (size_t)th_rng_range(&r, 0, wlen - 1);
+			wire[flip] ^= (uint8_t)(1u << th_rng_range(&r, 0, 7));
+		}
+		cfg_for(&cfg, true, markers, pos);
+		rx_rec_reset(&rec);
+		ck_assert_int_eq(mpa_rx_init(&rx, &cfg, &rx_rec_ops, &rec), IW_OK);
+		while (off < wlen && ret == IW_OK) {
+			size_t n = (size_t)th_rng_range(&r, 1, th_rng_range(&r, 0, 1) ? 9 : 100000);
+			ssize_t got;
+
+			n = IW_MIN(n, wlen - off);
+			got = mpa_rx_read_stream(&rx, wire + off, n);
+			if (got < 0)
+				ret = (int)got;
+			else
+				off += n;
+		}
+		if (!corrupt) {
+			ck_assert_int_eq(ret, IW_OK);
+			ck_assert_uint_eq(rec.ndone, NFPDU);
+			ck_assert_uint_eq(rec.len, total);
+			ck_assert_mem_eq(rec.data, ulpdu, total);
+			continue;
+		}
+		/* a corrupted length may need more octets before its CRC is due */
+		if (ret == IW_OK)
+			ret = feed_until_error(&rx, NULL, 0, 70000);
+		ck_assert_msg(ret < 0, "trial %d: flip at %zu of %zu passed", t, flip, wlen);
+		for (int k = 0; k < NFPDU; k++)
+			if (flip < ends[k]) {
+				ck_assert_uint_le(rec.ndone, (unsigned)k);
+				break;
+			}
+	}
+	rx_rec_fini(&rec);
+	free(ulpdu);
+	free(wire);
+}
+END_TEST
+
 START_TEST(rx_crc_off_ignores_the_crc_field_but_checks_markers)
 {
 	for (size_t k = 0; k < IW_ARRAY_SIZE(fpdu_vectors); k++) {
@@ -828,6 +904,7 @@ static Suite *mpa_rx_suite(void)
 	tcase_add_test(tc, rx_vectors_parse_whole_octet_by_octet_and_split);
 	tcase_add_test(tc, rx_payload_is_split_only_at_markers);
 	tcase_add_test(tc, rx_every_corrupted_octet_is_a_crc_error);
+	tcase_add_test(tc, rx_crc_spans_hold_across_random_splits_of_large_fpdus);
 	tcase_add_test(tc, rx_crc_off_ignores_the_crc_field_but_checks_markers);
 	tcase_add_test(tc, rx_wrong_marker_with_a_valid_crc_is_a_marker_error);
 	tcase_add_test(tc, rx_marker_reserved_and_low_pointer_bits_are_ignored);
