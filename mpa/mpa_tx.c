@@ -26,6 +26,12 @@
  * split where a Marker falls, and the fpdu's own length/Marker/trailer
  * storage), and feeds exactly the covered pieces to the CRC as it goes.
  * Partial writes then simply consume a prefix of the iovec array.
+ *
+ * With Markers a large FPDU is some 260 pieces, which costs the kernel more
+ * per octet than one copy does, and the CRC more in calls than in octets.
+ * mpa_tx_frame_linear() therefore copies the FPDU into one buffer of the
+ * caller's, Markers included, and runs the CRC once over the covered part,
+ * which is then the whole buffer but the CRC field.
  */
 #include <string.h>
 
@@ -49,6 +55,7 @@ struct tx_walk {
 	uint32_t pos;	 /* stream position of the next octet */
 	uint32_t hdrpos; /* stream position of the ULPDU_Length field */
 	uint32_t state;	 /* running CRC register */
+	uint8_t *lin;	 /* mpa_tx_frame_linear: the FPDU is copied here, CRC at the end */
 };
 
 static void tx_emit(struct tx_walk *w, const void *p, size_t n)
@@ -58,6 +65,10 @@ static void tx_emit(struct tx_walk *w, const void *p, size_t n)
 
 	if (n == 0)
 		return;
+	if (w->lin) {
+		memcpy(w->lin + f->total, p, n);
+		p = w->lin + f->total;
+	}
 	/* Adjacent pieces (PAD and CRC, caller iovecs that touch) share one iovec. */
 	if (last && (const uint8_t *)last->iov_base + last->iov_len == (const uint8_t *)p) {
 		last->iov_len += n;
@@ -72,7 +83,7 @@ static void tx_emit(struct tx_walk *w, const void *p, size_t n)
 
 static void tx_emit_covered(struct tx_walk *w, const void *p, size_t n)
 {
-	if (w->crc)
+	if (w->crc && !w->lin)
 		w->state = mpa_crc32c_update(w->state, p, n);
 	tx_emit(w, p, n);
 }
@@ -118,7 +129,8 @@ static void tx_emit_split(struct tx_walk *w, const uint8_t *p, size_t n)
 	}
 }
 
-int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt, struct mpa_fpdu *f)
+static int tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt, struct mpa_fpdu *f,
+		    uint8_t *lin)
 {
 	struct tx_walk w;
 	size_t ulen = 0;
@@ -148,6 +160,7 @@ int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt, struc
 	w.crc = tx->crc;
 	w.pos = tx->pos;
 	w.state = MPA_CRC32C_INIT;
+	w.lin = lin;
 
 	/* (a) A Marker right before the length field belongs to this FPDU. */
 	tx_marker_maybe(&w, true);
@@ -168,6 +181,8 @@ int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt, struc
 	tx_emit_split(&w, f->trailer, pad);
 	tx_marker_maybe(&w, false);
 
+	if (lin && tx->crc)
+		w.state = mpa_crc32c_update(w.state, lin, f->total);
 	if (tx->crc)
 		f->crc = mpa_crc32c_final(w.state);
 	iw_put_le32(f->trailer + pad, f->crc);
@@ -177,6 +192,19 @@ int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt, struc
 	f->len = f->total;
 	tx->pos = w.pos;
 	return IW_OK;
+}
+
+int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt, struct mpa_fpdu *f)
+{
+	return tx_frame(tx, ulpdu, iovcnt, f, NULL);
+}
+
+int mpa_tx_frame_linear(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt,
+			struct mpa_fpdu *f, uint8_t *buf)
+{
+	if (!buf)
+		return IW_EINVAL;
+	return tx_frame(tx, ulpdu, iovcnt, f, buf);
 }
 
 void mpa_fpdu_advance(struct mpa_fpdu *f, size_t n)

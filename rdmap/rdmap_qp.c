@@ -171,10 +171,6 @@ struct qp_slot_mem {
 	uint8_t *lin;	 /* the whole FPDU in one piece (many Markers, see tx_linearize) */
 };
 
-/* Octets of the longest FPDU on the wire: length field, ULPDU, PAD, CRC, Markers. */
-#define QP_FPDU_WIRE_MAX                                                                           \
-	(MPA_ULPDU_LEN_LEN + MPA_ULPDU_MAX + 3 + MPA_CRC_LEN +                                     \
-	 MPA_MARKERS_PER_FPDU_MAX * MPA_MARKER_LEN)
 /* An FPDU split into more iovecs than this is copied into one piece. */
 #define QP_LIN_IOV 16
 
@@ -954,27 +950,56 @@ static struct qp_slot_mem *slot_mem(struct rdmap_qp *qp, const struct qp_slot *s
 	return &qp->sl_mem[s - qp->slots];
 }
 
+/* The slot's buffer for a whole FPDU in one piece (NULL without memory). */
+static uint8_t *slot_lin(struct rdmap_qp *qp, struct qp_slot *s)
+{
+	uint8_t **lin = &slot_mem(qp, s)->lin;
+
+	if (!*lin)
+		*lin = iw_malloc(MPA_FPDU_WIRE_MAX);
+	return *lin;
+}
+
 /*
  * With Markers every 512 octets a large FPDU is some 260 iovecs, which costs the
- * kernel more per octet than one copy does: such an FPDU goes out of a private
- * linear copy (made right after framing, so it holds exactly the octets the CRC
- * covers).  The copy no longer refers to caller memory, so tx_protect() skips it.
+ * kernel more per octet than one copy does, and the CRC more in calls: such an
+ * FPDU is framed straight into a private linear copy (mpa_tx_frame_linear(), the
+ * CRC run once over it) when its segment holds at least QP_LIN_MARKED octets.
+ * Any other FPDU of more than QP_LIN_IOV pieces (many SGEs) is copied after
+ * framing (tx_linearize()).  The copy no longer refers to caller memory, so
+ * tx_protect() skips it.
  */
+#define QP_LIN_MARKED 4096
+
+static int tx_frame_fpdu(struct rdmap_qp *qp, struct qp_slot *s, const struct iovec *iov, int n)
+{
+	size_t ulen = 0;
+	uint8_t *lin;
+
+	for (int i = 0; i < n; i++)
+		ulen += iov[i].iov_len;
+	if (!qp->tx.markers || ulen < QP_LIN_MARKED)
+		return mpa_tx_frame(&qp->tx, iov, n, &s->f);
+	if (!(lin = slot_lin(qp, s)))
+		return IW_ENOMEM;
+	return mpa_tx_frame_linear(&qp->tx, iov, n, &s->f, lin);
+}
+
 static int tx_linearize(struct rdmap_qp *qp, struct qp_slot *s)
 {
 	struct mpa_fpdu *f = &s->f;
-	uint8_t **lin = &slot_mem(qp, s)->lin;
+	uint8_t *lin;
 	size_t used = 0;
 
 	if (f->iovcnt <= QP_LIN_IOV)
 		return IW_OK;
-	if (!*lin && !(*lin = iw_malloc(QP_FPDU_WIRE_MAX)))
+	if (!(lin = slot_lin(qp, s)))
 		return IW_ENOMEM;
 	for (int k = f->first; k < f->first + f->iovcnt; k++) {
-		memcpy(*lin + used, f->iov[k].iov_base, f->iov[k].iov_len);
+		memcpy(lin + used, f->iov[k].iov_base, f->iov[k].iov_len);
 		used += f->iov[k].iov_len;
 	}
-	f->iov[f->first].iov_base = *lin;
+	f->iov[f->first].iov_base = lin;
 	f->iov[f->first].iov_len = used;
 	f->iovcnt = 1;
 	return IW_OK;
@@ -1041,7 +1066,7 @@ static void tx_frame_one(struct rdmap_qp *qp)
 			qp->ird_count--;
 		}
 	}
-	if (mpa_tx_frame(&qp->tx, iov, n, &s->f) != IW_OK || tx_linearize(qp, s) != IW_OK) {
+	if (tx_frame_fpdu(qp, s, iov, n) != IW_OK || tx_linearize(qp, s) != IW_OK) {
 		qp_fail(qp, IW_ERDMAP_LOCAL, NULL, 0, 0, NULL);
 		return;
 	}

@@ -402,6 +402,21 @@ struct mpa_fpdu {
 IW_EXPORT int mpa_tx_frame(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt,
 			   struct mpa_fpdu *f);
 
+/* Octets of the longest FPDU on the wire: length field, ULPDU, PAD, CRC, Markers. */
+#define MPA_FPDU_WIRE_MAX                                                                          \
+	(MPA_ULPDU_LEN_LEN + MPA_ULPDU_MAX + 3 + MPA_CRC_LEN +                                     \
+	 MPA_MARKERS_PER_FPDU_MAX * MPA_MARKER_LEN)
+
+/*
+ * The same FPDU as mpa_tx_frame(), copied into buf (room for
+ * MPA_FPDU_WIRE_MAX octets, or at least this FPDU's) with the CRC run once
+ * over it: f->iov is then the one piece buf[0 .. f->total), which no longer
+ * refers to the caller's ULPDU memory.  For FPDUs that Markers would cut
+ * into hundreds of pieces.  IW_EINVAL as mpa_tx_frame(), or for a NULL buf.
+ */
+IW_EXPORT int mpa_tx_frame_linear(struct mpa_tx *tx, const struct iovec *ulpdu, int iovcnt,
+				  struct mpa_fpdu *f, uint8_t *buf);
+
 /* Account for `n` octets of `f` written (partial writes at any octet are fine). */
 IW_EXPORT void mpa_fpdu_advance(struct mpa_fpdu *f, size_t n);
 

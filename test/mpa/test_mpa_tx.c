@@ -194,6 +194,51 @@ START_TEST(tx_matches_reference_framer_for_random_ulpdus)
 }
 END_TEST
 
+/* mpa_tx_frame_linear: the same octets and CRC as the reference, in one piece of buf. */
+START_TEST(tx_linear_matches_reference_framer_in_one_piece)
+{
+	struct th_rng r;
+	struct mpa_fpdu *f = malloc(sizeof(*f));
+	uint8_t *ulpdu = malloc(MPA_ULPDU_MAX), *ref = malloc(BIG),
+		*lin = malloc(MPA_FPDU_WIRE_MAX);
+
+	ck_assert_uint_ge(MPA_FPDU_WIRE_MAX, BIG);
+	th_rng_init(&r, th_seed_from_env() + 7);
+	for (int it = 0; it < 200; it++) {
+		size_t ulen = it < 4 ? (size_t)(it ? MPA_ULPDU_MAX - it + 1 : 0)
+				     : th_rng_range(&r, 0, MPA_ULPDU_MAX);
+		bool markers = it % 4 != 3, crc = it % 5 != 4;
+		uint32_t pos = (uint32_t)th_rng_next(&r) & ~3u;
+		struct iovec iov[MPA_TX_ULPDU_IOV_MAX];
+		struct mpa_tx tx;
+		uint32_t rcrc;
+		size_t rlen;
+		int cnt;
+
+		th_rng_fill(&r, ulpdu, ulen);
+		cnt = random_split(&r, ulpdu, ulen, iov, MPA_TX_ULPDU_IOV_MAX);
+		mpa_tx_init(&tx, crc, markers, pos);
+		ck_assert_int_eq(mpa_tx_frame_linear(&tx, iov, cnt, f, lin), IW_OK);
+		rlen = fpdu_ref_build(ref, ulpdu, ulen, pos, markers, crc, &rcrc);
+		ck_assert_int_eq(f->iovcnt, 1);
+		ck_assert_ptr_eq(f->iov[f->first].iov_base, lin);
+		ck_assert_uint_eq(f->iov[f->first].iov_len, rlen);
+		ck_assert_uint_eq(f->total, rlen);
+		ck_assert_uint_eq(f->len, rlen);
+		ck_assert_msg(memcmp(lin, ref, rlen) == 0, "ulen %zu pos %u m %d c %d", ulen, pos,
+			      markers, crc);
+		ck_assert_uint_eq(f->crc, rcrc);
+		ck_assert_uint_eq(tx.pos, pos + (uint32_t)rlen);
+	}
+	ck_assert_int_eq(mpa_tx_frame_linear(&(struct mpa_tx){.crc = true}, NULL, 0, f, NULL),
+			 IW_EINVAL);
+	free(f);
+	free(ulpdu);
+	free(ref);
+	free(lin);
+}
+END_TEST
+
 START_TEST(tx_pad_is_zero_filled_to_a_multiple_of_four)
 {
 	uint8_t ulpdu[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[32];
@@ -540,6 +585,7 @@ static Suite *mpa_tx_suite(void)
 	tcase_add_test(tc, tx_vectors_are_rebuilt_byte_exact);
 	tcase_add_test(tc, tx_rfc5044_figures_5_and_6_follow_each_other);
 	tcase_add_test(tc, tx_matches_reference_framer_for_random_ulpdus);
+	tcase_add_test(tc, tx_linear_matches_reference_framer_in_one_piece);
 	tcase_add_test(tc, tx_pad_is_zero_filled_to_a_multiple_of_four);
 	tcase_add_test(tc, tx_crc_off_sends_a_zero_crc_field);
 	tcase_add_test(tc, tx_partial_writes_at_every_offset_reassemble_the_fpdu);
