@@ -1899,6 +1899,34 @@ static void expect_remote_access_error(struct vh_pair *p, int n)
 		      iwv_wc_status_str(wc[n - 1].status));
 }
 
+/*
+ * wr_ids 1 and 2 of expect_remote_access_error(): a Write of wsge to
+ * (raddr, rkey) and a Read of len octets of rb into sink, in one post, so the
+ * peer's Terminate cannot come back before the Read is queued (then the Read
+ * would be flushed with no WR left to carry the error: a slow build with the
+ * engine thread did that).
+ */
+static void post_write_and_read(struct iwv_qp *qp, struct iwv_sge *wsge, uint64_t raddr,
+				uint32_t rkey, const struct vh_buf *sink, size_t len,
+				const struct vh_buf *rb)
+{
+	struct iwv_sge rsge = vh_sge(sink, 0, len);
+	struct iwv_send_wr rd = {.wr_id = 2,
+				 .sg_list = &rsge,
+				 .num_sge = 1,
+				 .opcode = IWV_WR_RDMA_READ,
+				 .wr.rdma = {(uint64_t)(uintptr_t)rb->p, rb->mr->rkey}};
+	struct iwv_send_wr wr = {.wr_id = 1,
+				 .next = &rd,
+				 .sg_list = wsge,
+				 .num_sge = 1,
+				 .opcode = IWV_WR_RDMA_WRITE,
+				 .wr.rdma = {raddr, rkey}};
+	struct iwv_send_wr *bad = NULL;
+
+	ck_assert_int_eq(iwv_post_send(qp, &wr, &bad), 0);
+}
+
 START_TEST(send_with_invalidate_invalidates_the_peers_rkey_and_a_later_write_to_it_fails)
 {
 	struct vh_pair p;
@@ -1932,9 +1960,9 @@ START_TEST(send_with_invalidate_invalidates_the_peers_rkey_and_a_later_write_to_
 	ck_assert_uint_eq(wc.invalidated_rkey, target->mr->rkey);
 	vh_same(rcv->p, src->p, 256, "send with invalidate");
 
-	/* wr_ids 1 and 2 of expect_remote_access_error(). */
-	vh_post_send(p.c.qp, IWV_WR_RDMA_WRITE, 1, 0, src, 0, 64, target, 0);
-	vh_post_send(p.c.qp, IWV_WR_RDMA_READ, 2, 0, sink, 0, 64, other, 0);
+	sge = vh_sge(src, 0, 64);
+	post_write_and_read(p.c.qp, &sge, (uint64_t)(uintptr_t)target->p, target->mr->rkey, sink,
+			    64, other);
 	expect_remote_access_error(&p, 2);
 	expect_run(&p, p.s.rcq, 2, 11, IWV_WC_WR_FLUSH_ERR, IWV_WC_RECV);
 	qp_state_is(p.c.qp, IWV_QPS_ERR);
@@ -2226,7 +2254,6 @@ START_TEST(rdma_write_to_a_bad_rkey_fails_with_rem_access_err_and_the_peers_rece
 	struct vh_pair p;
 	struct vh_buf *src, *sink, *rcv, *ok, *noright;
 	struct iwv_sge sge;
-	struct iwv_send_wr wr = {0}, *bad = NULL;
 	uint32_t rkey;
 	uint64_t raddr;
 
@@ -2258,13 +2285,7 @@ START_TEST(rdma_write_to_a_bad_rkey_fails_with_rem_access_err_and_the_peers_rece
 		break;
 	}
 	sge = vh_sge(src, 0, 100);
-	wr = (struct iwv_send_wr){.wr_id = 1,
-				  .sg_list = &sge,
-				  .num_sge = 1,
-				  .opcode = IWV_WR_RDMA_WRITE,
-				  .wr.rdma = {raddr, rkey}};
-	ck_assert_int_eq(iwv_post_send(p.c.qp, &wr, &bad), 0);
-	vh_post_send(p.c.qp, IWV_WR_RDMA_READ, 2, 0, sink, 0, 100, ok, 0);
+	post_write_and_read(p.c.qp, &sge, raddr, rkey, sink, 100, ok);
 	expect_remote_access_error(&p, 2);
 	expect_run(&p, p.s.rcq, 3, 10, IWV_WC_WR_FLUSH_ERR, IWV_WC_RECV);
 	qp_state_is(p.c.qp, IWV_QPS_ERR);
