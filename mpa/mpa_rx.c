@@ -95,10 +95,14 @@ static void rx_crc(struct mpa_rx *rx, const uint8_t *p, size_t n)
  * mpa_rx_read_stream() runs it over the caller's octets in spans, from *mark
  * up to end, rather than once per piece: a Marker every 512 octets would
  * otherwise cost two CRC calls per 508 octets of payload.  The span is closed
- * where a CRC field starts, before every return, and after RX_CRC_SPAN octets
- * so the octets are still in cache.
+ * where a CRC field starts, before every return, after RX_CRC_SPAN octets,
+ * and before a payload piece of RX_CRC_FIRST octets or more is handed up: the
+ * CRC then reads the piece first and the placement copy finds it in cache
+ * (closing the span after the copy instead measured about a tenth slower for
+ * 64 KiB FPDUs).
  */
-#define RX_CRC_SPAN (64u * 1024)
+#define RX_CRC_SPAN  (64u * 1024)
+#define RX_CRC_FIRST 4096u
 
 static void rx_crc_span(struct mpa_rx *rx, const uint8_t *p, size_t *mark, size_t end)
 {
@@ -257,6 +261,9 @@ ssize_t mpa_rx_read_stream(struct mpa_rx *rx, const void *buf, size_t len)
 			break;
 		case MPA_RX_PAYLOAD:
 			n = IW_MIN(avail, (size_t)(rx->ulpdu_len - rx->done));
+			/* a large piece: CRC first, then the copy reads it from cache */
+			if (n >= RX_CRC_FIRST)
+				rx_crc_span(rx, p, &crc_mark, off + n);
 			if (rx->ops->ulpdu_payload) {
 				ret = rx->ops->ulpdu_payload(rx->user, rx->done, p + off, n);
 				if (ret < 0)
