@@ -62,11 +62,10 @@ uint32_t mpa_crc32c_gf2_mul(uint32_t a, uint32_t b)
 	return prod;
 }
 
-uint32_t mpa_crc32c_xpow8n(size_t n)
+uint32_t mpa_crc32c_xpow(uint64_t e)
 {
-	uint32_t sq = mpa_crc32c_mul_x(MPA_CRC32C_ONE); /* x^1, squared per bit of 8n */
+	uint32_t sq = mpa_crc32c_mul_x(MPA_CRC32C_ONE); /* x^1, squared per bit of e */
 	uint32_t r = MPA_CRC32C_ONE;
-	uint64_t e = (uint64_t)n * 8;
 
 	while (e) {
 		if (e & 1)
@@ -75,6 +74,11 @@ uint32_t mpa_crc32c_xpow8n(size_t n)
 		e >>= 1;
 	}
 	return r;
+}
+
+uint32_t mpa_crc32c_xpow8n(size_t n)
+{
+	return mpa_crc32c_xpow((uint64_t)n * 8);
 }
 
 static void crc_table_build(void)

@@ -85,25 +85,10 @@ static uint64_t k_lane[2]; /* d = 128 bits: one lane forward */
  * over i + 1 chains of a block of n steps (crc_shift()). */
 static uint32_t k_shift[MAX_STEPS + 1][3];
 
-/* x^e mod P in the reflected register layout. */
-static uint32_t xpow(uint64_t e)
-{
-	uint32_t sq = mpa_crc32c_mul_x(MPA_CRC32C_ONE);
-	uint32_t r = MPA_CRC32C_ONE;
-
-	while (e) {
-		if (e & 1)
-			r = mpa_crc32c_gf2_mul(r, sq);
-		sq = mpa_crc32c_gf2_mul(sq, sq);
-		e >>= 1;
-	}
-	return r;
-}
-
 static void fold_constants(uint64_t k[2], unsigned d)
 {
-	k[0] = (uint64_t)xpow(d + 63) << 32;
-	k[1] = (uint64_t)xpow(d - 1) << 32;
+	k[0] = (uint64_t)mpa_crc32c_xpow(d + 63) << 32;
+	k[1] = (uint64_t)mpa_crc32c_xpow(d - 1) << 32;
 }
 
 bool mpa_crc32c_clmul_usable(void)
@@ -120,7 +105,7 @@ void mpa_crc32c_clmul_init(void)
 	fold_constants(k_lane, LANE_BITS);
 	for (unsigned n = MIN_STEPS; n <= MAX_STEPS; n++)
 		for (unsigned i = 0; i < 3; i++)
-			k_shift[n][i] = xpow(8ull * (i + 1) * CHAIN * n - 33);
+			k_shift[n][i] = mpa_crc32c_xpow(8ull * (i + 1) * CHAIN * n - 33);
 }
 
 /* acc moved d bits forward (k holds d's constants) and xored with next. */

@@ -30,6 +30,8 @@ static inline uint32_t mpa_crc32c_mul_x(uint32_t r)
 
 /* a * b mod P, both in the reflected layout. */
 uint32_t mpa_crc32c_gf2_mul(uint32_t a, uint32_t b);
+/* x^e mod P. */
+uint32_t mpa_crc32c_xpow(uint64_t e);
 /* x^(8n) mod P: the operator "feed n zero octets" (register * x^(8n)). */
 uint32_t mpa_crc32c_xpow8n(size_t n);
 
