@@ -69,7 +69,7 @@
 #define SRV_PP_RECV   6	 /* server Send ping-pong receive ring */
 #define CLI_CTRL_RECV 8	 /* client control receive ring (CREDIT x4, RESULT) */
 #define MAX_INLINE    256
-#define IDLE_POLL_MS  2
+#define IDLE_POLL_MS  1000 /* a bound only: the CM channel's fd wakes us (verbs.md §6) */
 #define RESOLVE_MS    2000
 
 /* wr_id: what a work request is (top octet) and its index or slot. */
@@ -1339,7 +1339,9 @@ static void is_idle(struct ipf_server *sv)
 	struct isrv *isv = sv->t_state;
 	struct pollfd pfd = {isv->dev.cm_ch->fd, POLLIN, 0};
 
-	/* the CM progresses only inside its calls: wake up often */
+	/* Without an engine thread the channel's fd is readable on socket activity
+	 * and when a CM timer is due (docs/verbs.md section 6, rule 4), so an idle
+	 * server sleeps; a signal ends the poll (no SA_RESTART, ipf_drive.c). */
 	poll(&pfd, 1, IDLE_POLL_MS);
 }
 
