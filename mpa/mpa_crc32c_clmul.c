@@ -57,7 +57,6 @@
  * mpa_crc32c.c, not written down, and the tests compare every length and
  * alignment with the other backends.
  */
-#include <string.h>
 
 #include "mpa_crc32c_impl.h"
 
@@ -65,7 +64,7 @@
 
 #include <immintrin.h>
 
-#define CLMUL_TARGET __attribute__((target("avx2,vpclmulqdq,pclmul,sse4.2")))
+#define CLMUL_TARGET __attribute__((target("avx2,vpclmulqdq,pclmul,sse4.2"))) MPA_CRC_NO_TSAN
 
 #define LANE_BITS    128
 #define VEC_STEP     128 /* octets folded per step: 4 accumulators x 32 */
@@ -138,12 +137,13 @@ CLMUL_TARGET static inline uint32_t crc_shift(uint32_t c, uint32_t k)
 	return (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(m));
 }
 
-static inline uint64_t load64(const uint8_t *p)
+MPA_CRC_NO_TSAN static inline uint64_t load64(const uint8_t *p)
 {
-	uint64_t v;
+	/* a plain unaligned load (x86 is little-endian, as the CRC wants), never a
+	 * memcpy call that a sanitizer would intercept */
+	typedef uint64_t u64_unaligned __attribute__((aligned(1), may_alias));
 
-	memcpy(&v, p, sizeof(v)); /* x86 is little-endian, as the CRC wants */
-	return v;
+	return *(const u64_unaligned *)p;
 }
 
 /*
@@ -205,7 +205,7 @@ CLMUL_TARGET static uint32_t crc_block(uint32_t crc, const uint8_t *p, unsigned 
 }
 
 /* The crc32-instruction code for short inputs and tails. */
-static inline uint32_t crc_short(uint32_t crc, const uint8_t *p, size_t len)
+MPA_CRC_NO_TSAN static inline uint32_t crc_short(uint32_t crc, const uint8_t *p, size_t len)
 {
 #ifdef IW_HAVE_ISAL
 	return mpa_crc32c_isal_update(crc, p, len);

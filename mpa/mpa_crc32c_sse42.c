@@ -23,7 +23,6 @@
  * the CPU reports SSE4.2, so the library still runs on CPUs without it.  On
  * other architectures this file is a stub that reports "unavailable".
  */
-#include <string.h>
 
 #include "mpa_crc32c_impl.h"
 
@@ -31,7 +30,7 @@
 
 #include <nmmintrin.h>
 
-#define SSE42_TARGET __attribute__((target("sse4.2")))
+#define SSE42_TARGET __attribute__((target("sse4.2"))) MPA_CRC_NO_TSAN
 
 /* Octets per stream; three streams per round.  Multiples of 8. */
 #define CRC_LONG  2048
@@ -59,12 +58,13 @@ static inline uint32_t crc_shift_apply(const struct crc_shift *s, uint32_t c)
 	       s->t[3][c >> 24];
 }
 
-static inline uint64_t crc_load64(const uint8_t *p)
+MPA_CRC_NO_TSAN static inline uint64_t crc_load64(const uint8_t *p)
 {
-	uint64_t v;
+	/* a plain unaligned load (x86 is little-endian, as the CRC wants), never a
+	 * memcpy call that a sanitizer would intercept */
+	typedef uint64_t u64_unaligned __attribute__((aligned(1), may_alias));
 
-	memcpy(&v, p, sizeof(v)); /* x86 is little-endian, as the CRC wants */
-	return v;
+	return *(const u64_unaligned *)p;
 }
 
 bool mpa_crc32c_sse42_usable(void)
