@@ -137,15 +137,6 @@ CLMUL_TARGET static inline uint32_t crc_shift(uint32_t c, uint32_t k)
 	return (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(m));
 }
 
-MPA_CRC_NO_TSAN static inline uint64_t load64(const uint8_t *p)
-{
-	/* a plain unaligned load (x86 is little-endian, as the CRC wants), never a
-	 * memcpy call that a sanitizer would intercept */
-	typedef uint64_t u64_unaligned __attribute__((aligned(1), may_alias));
-
-	return *(const u64_unaligned *)p;
-}
-
 /*
  * One block of n steps: the first 128 * n octets are folded, the rest is cut
  * into three chains of 48 * n octets for the crc32 instruction, and every step
@@ -171,9 +162,9 @@ CLMUL_TARGET static uint32_t crc_block(uint32_t crc, const uint8_t *p, unsigned 
 	a0 = _mm256_xor_si256(a0, _mm256_set_epi64x(0, 0, 0, (long long)crc));
 	for (unsigned i = 0;;) {
 		for (unsigned j = 0; j < CHAIN; j += 8) {
-			c1 = _mm_crc32_u64(c1, load64(q + j));
-			c2 = _mm_crc32_u64(c2, load64(q + span + j));
-			c3 = _mm_crc32_u64(c3, load64(q + 2 * span + j));
+			c1 = _mm_crc32_u64(c1, mpa_crc32c_load64(q + j));
+			c2 = _mm_crc32_u64(c2, mpa_crc32c_load64(q + span + j));
+			c3 = _mm_crc32_u64(c3, mpa_crc32c_load64(q + 2 * span + j));
 		}
 		q += CHAIN;
 		if (++i == n)

@@ -58,15 +58,6 @@ static inline uint32_t crc_shift_apply(const struct crc_shift *s, uint32_t c)
 	       s->t[3][c >> 24];
 }
 
-MPA_CRC_NO_TSAN static inline uint64_t crc_load64(const uint8_t *p)
-{
-	/* a plain unaligned load (x86 is little-endian, as the CRC wants), never a
-	 * memcpy call that a sanitizer would intercept */
-	typedef uint64_t u64_unaligned __attribute__((aligned(1), may_alias));
-
-	return *(const u64_unaligned *)p;
-}
-
 bool mpa_crc32c_sse42_usable(void)
 {
 	/* Needed when called before constructors ran; cheap once initialised. */
@@ -88,9 +79,9 @@ SSE42_TARGET static inline uint32_t crc_3way(uint32_t crc, const uint8_t *p, siz
 	const uint8_t *end = p + n;
 
 	for (; p < end; p += 8) {
-		c0 = _mm_crc32_u64(c0, crc_load64(p));
-		c1 = _mm_crc32_u64(c1, crc_load64(p + n));
-		c2 = _mm_crc32_u64(c2, crc_load64(p + 2 * n));
+		c0 = _mm_crc32_u64(c0, mpa_crc32c_load64(p));
+		c1 = _mm_crc32_u64(c1, mpa_crc32c_load64(p + n));
+		c2 = _mm_crc32_u64(c2, mpa_crc32c_load64(p + 2 * n));
 	}
 	crc = crc_shift_apply(s, (uint32_t)c0) ^ (uint32_t)c1;
 	return crc_shift_apply(s, crc) ^ (uint32_t)c2;
@@ -116,7 +107,7 @@ SSE42_TARGET uint32_t mpa_crc32c_sse42_update(uint32_t crc, const uint8_t *p, si
 	}
 	c = crc;
 	while (len >= 8) {
-		c = _mm_crc32_u64(c, crc_load64(p));
+		c = _mm_crc32_u64(c, mpa_crc32c_load64(p));
 		p += 8;
 		len -= 8;
 	}
